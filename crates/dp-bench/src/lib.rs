@@ -1,0 +1,3 @@
+//! # dp-bench
+//!
+//! Datasets, experiments, the tuning runner, reports and figures.

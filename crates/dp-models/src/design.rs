@@ -1,0 +1,451 @@
+//! Design matrices: the `n x p` feature matrix `X` behind one abstraction.
+//!
+//! Coordinate methods need fast access to a column (`X_{:,j}`); stochastic and dual
+//! methods need fast access to a row (`x_i`). Both implementations keep both layouts:
+//!
+//! * [`DenseDesign`]: column-major storage in a [`nalgebra::DMatrix`] plus a row-major copy.
+//! * [`SparseDesign`]: compressed sparse columns (CSC) plus a compressed sparse rows (CSR)
+//!   copy; only non-zeros are visited.
+//!
+//! Solvers are generic over [`Design`], so the column loops inline and allocate nothing.
+
+use crate::error::{ModelError, Result};
+use nalgebra::DMatrix;
+
+/// Read access to an `n x p` design matrix, by column and by row.
+///
+/// All methods take indices that the caller guarantees to be in range
+/// (`j < n_features()`, `i < n_samples()`) and slices of the right length
+/// (`n_samples()` for column operations, `n_features()` for row operations); they may
+/// panic otherwise, as slice indexing does. User-facing constructors validate shapes.
+pub trait Design: Send + Sync {
+    /// Number of samples `n` (rows).
+    fn n_samples(&self) -> usize;
+    /// Number of features `p` (columns).
+    fn n_features(&self) -> usize;
+    /// Number of stored entries (n * p for dense designs).
+    fn nnz(&self) -> usize;
+    /// Number of stored entries of column `j`.
+    fn col_nnz(&self, j: usize) -> usize;
+
+    /// Calls `f(i, x_ij)` for every stored entry of column `j`, in increasing `i`.
+    fn for_each_in_col<F: FnMut(usize, f64)>(&self, j: usize, f: F);
+    /// Calls `f(j, x_ij)` for every stored entry of row `i`, in increasing `j`.
+    fn for_each_in_row<F: FnMut(usize, f64)>(&self, i: usize, f: F);
+
+    /// `sum_i x_ij v_i`.
+    fn col_dot(&self, j: usize, v: &[f64]) -> f64 {
+        let mut s = 0.0;
+        self.for_each_in_col(j, |i, x| s += x * v[i]);
+        s
+    }
+    /// `out_i += a x_ij` for all `i`.
+    fn col_axpy(&self, j: usize, a: f64, out: &mut [f64]) {
+        self.for_each_in_col(j, |i, x| out[i] += a * x);
+    }
+    /// `sum_i x_ij^2`.
+    fn col_sq_norm(&self, j: usize) -> f64 {
+        let mut s = 0.0;
+        self.for_each_in_col(j, |_, x| s += x * x);
+        s
+    }
+    /// `max_i |x_ij|` (0 for an empty column).
+    fn col_max_abs(&self, j: usize) -> f64 {
+        let mut m = 0.0f64;
+        self.for_each_in_col(j, |_, x| m = m.max(x.abs()));
+        m
+    }
+    /// `x_i^T w`.
+    fn row_dot(&self, i: usize, w: &[f64]) -> f64 {
+        let mut s = 0.0;
+        self.for_each_in_row(i, |j, x| s += x * w[j]);
+        s
+    }
+    /// `out += a x_i`.
+    fn row_axpy(&self, i: usize, a: f64, out: &mut [f64]) {
+        self.for_each_in_row(i, |j, x| out[j] += a * x);
+    }
+    /// `||x_i||_2^2`.
+    fn row_sq_norm(&self, i: usize) -> f64 {
+        let mut s = 0.0;
+        self.for_each_in_row(i, |_, x| s += x * x);
+        s
+    }
+    /// `out = X w` (overwrites `out`, length `n`).
+    fn matvec(&self, w: &[f64], out: &mut [f64]) {
+        out.iter_mut().for_each(|o| *o = 0.0);
+        for (j, &wj) in w.iter().enumerate() {
+            if wj != 0.0 {
+                self.col_axpy(j, wj, out);
+            }
+        }
+    }
+    /// `out = X^T v` (overwrites `out`, length `p`).
+    fn matvec_t(&self, v: &[f64], out: &mut [f64]) {
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = self.col_dot(j, v);
+        }
+    }
+}
+
+fn check_finite_col_major(values: &[f64], n: usize) -> Result<()> {
+    if let Some(pos) = values.iter().position(|v| !v.is_finite()) {
+        return Err(ModelError::NonFinite {
+            what: "design",
+            location: format!("row {}, column {}", pos % n, pos / n),
+            value: values[pos],
+        });
+    }
+    Ok(())
+}
+
+/// Dense design, stored column-major (each column contiguous) with a row-major copy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DenseDesign {
+    cols: DMatrix<f64>,
+    rows: Vec<f64>,
+}
+
+impl DenseDesign {
+    /// Builds from a column-major matrix. Fails on empty or non-finite data.
+    pub fn from_matrix(cols: DMatrix<f64>) -> Result<Self> {
+        let (n, p) = cols.shape();
+        if n == 0 || p == 0 {
+            return Err(ModelError::Empty(format!(
+                "design has {n} rows and {p} columns; need at least one of each"
+            )));
+        }
+        check_finite_col_major(cols.as_slice(), n)?;
+        let mut rows = vec![0.0; n * p];
+        for j in 0..p {
+            let col = &cols.as_slice()[j * n..(j + 1) * n];
+            for (i, &x) in col.iter().enumerate() {
+                rows[i * p + j] = x;
+            }
+        }
+        Ok(Self { cols, rows })
+    }
+
+    /// Builds from `n` rows of `p` values each, given row after row.
+    pub fn from_row_major(n: usize, p: usize, data: &[f64]) -> Result<Self> {
+        if data.len() != n * p {
+            return Err(ModelError::Shape(format!(
+                "row-major data has {} values, expected n * p = {n} * {p} = {}",
+                data.len(),
+                n * p
+            )));
+        }
+        if n == 0 || p == 0 {
+            return Err(ModelError::Empty(format!(
+                "design has {n} rows and {p} columns; need at least one of each"
+            )));
+        }
+        Self::from_matrix(DMatrix::from_row_slice(n, p, data))
+    }
+
+    /// Builds from `p` columns of `n` values each, given column after column.
+    pub fn from_col_major(n: usize, p: usize, data: &[f64]) -> Result<Self> {
+        if data.len() != n * p {
+            return Err(ModelError::Shape(format!(
+                "column-major data has {} values, expected n * p = {n} * {p} = {}",
+                data.len(),
+                n * p
+            )));
+        }
+        if n == 0 || p == 0 {
+            return Err(ModelError::Empty(format!(
+                "design has {n} rows and {p} columns; need at least one of each"
+            )));
+        }
+        Self::from_matrix(DMatrix::from_column_slice(n, p, data))
+    }
+
+    /// Column `j` as a contiguous slice of length `n`.
+    #[inline]
+    pub fn col(&self, j: usize) -> &[f64] {
+        let n = self.cols.nrows();
+        &self.cols.as_slice()[j * n..(j + 1) * n]
+    }
+
+    /// Row `i` as a contiguous slice of length `p`.
+    #[inline]
+    pub fn row(&self, i: usize) -> &[f64] {
+        let p = self.cols.ncols();
+        &self.rows[i * p..(i + 1) * p]
+    }
+
+    /// The column-major matrix.
+    pub fn matrix(&self) -> &DMatrix<f64> {
+        &self.cols
+    }
+}
+
+impl Design for DenseDesign {
+    #[inline]
+    fn n_samples(&self) -> usize {
+        self.cols.nrows()
+    }
+    #[inline]
+    fn n_features(&self) -> usize {
+        self.cols.ncols()
+    }
+    fn nnz(&self) -> usize {
+        self.cols.len()
+    }
+    fn col_nnz(&self, _j: usize) -> usize {
+        self.cols.nrows()
+    }
+    #[inline]
+    fn for_each_in_col<F: FnMut(usize, f64)>(&self, j: usize, mut f: F) {
+        for (i, &x) in self.col(j).iter().enumerate() {
+            f(i, x);
+        }
+    }
+    #[inline]
+    fn for_each_in_row<F: FnMut(usize, f64)>(&self, i: usize, mut f: F) {
+        for (j, &x) in self.row(i).iter().enumerate() {
+            f(j, x);
+        }
+    }
+    #[inline]
+    fn col_dot(&self, j: usize, v: &[f64]) -> f64 {
+        dot(self.col(j), v)
+    }
+    #[inline]
+    fn col_axpy(&self, j: usize, a: f64, out: &mut [f64]) {
+        for (o, &x) in out.iter_mut().zip(self.col(j)) {
+            *o += a * x;
+        }
+    }
+    #[inline]
+    fn row_dot(&self, i: usize, w: &[f64]) -> f64 {
+        dot(self.row(i), w)
+    }
+    #[inline]
+    fn row_axpy(&self, i: usize, a: f64, out: &mut [f64]) {
+        for (o, &x) in out.iter_mut().zip(self.row(i)) {
+            *o += a * x;
+        }
+    }
+}
+
+/// Dot product with four independent accumulators (lets the compiler vectorise).
+#[inline]
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0f64; 4];
+    let chunks = n / 4;
+    for c in 0..chunks {
+        let k = 4 * c;
+        acc[0] += a[k] * b[k];
+        acc[1] += a[k + 1] * b[k + 1];
+        acc[2] += a[k + 2] * b[k + 2];
+        acc[3] += a[k + 3] * b[k + 3];
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for k in 4 * chunks..n {
+        s += a[k] * b[k];
+    }
+    s
+}
+
+/// Sparse design in compressed sparse column (CSC) form, with a CSR copy for row access.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SparseDesign {
+    n: usize,
+    p: usize,
+    col_ptr: Vec<usize>,
+    row_idx: Vec<usize>,
+    col_val: Vec<f64>,
+    row_ptr: Vec<usize>,
+    col_idx: Vec<usize>,
+    row_val: Vec<f64>,
+}
+
+impl SparseDesign {
+    /// Builds from `(row, column, value)` triplets. Duplicate positions are summed;
+    /// explicit zeros are dropped. Fails on out-of-range indices, non-finite values,
+    /// or `n == 0` / `p == 0`.
+    pub fn from_triplets(n: usize, p: usize, triplets: &[(usize, usize, f64)]) -> Result<Self> {
+        if n == 0 || p == 0 {
+            return Err(ModelError::Empty(format!(
+                "design has {n} rows and {p} columns; need at least one of each"
+            )));
+        }
+        for (k, &(i, j, v)) in triplets.iter().enumerate() {
+            if i >= n || j >= p {
+                return Err(ModelError::Shape(format!(
+                    "triplet {k} at (row {i}, column {j}) is outside the {n} x {p} design"
+                )));
+            }
+            if !v.is_finite() {
+                return Err(ModelError::NonFinite {
+                    what: "design",
+                    location: format!("row {i}, column {j}"),
+                    value: v,
+                });
+            }
+        }
+        let mut sorted: Vec<(usize, usize, f64)> = triplets.to_vec();
+        sorted.sort_by_key(|t| (t.1, t.0));
+        // Merge duplicates, drop zeros.
+        let mut merged: Vec<(usize, usize, f64)> = Vec::with_capacity(sorted.len());
+        for (i, j, v) in sorted {
+            match merged.last_mut() {
+                Some(last) if last.0 == i && last.1 == j => last.2 += v,
+                _ => merged.push((i, j, v)),
+            }
+        }
+        merged.retain(|t| t.2 != 0.0);
+
+        let mut col_ptr = vec![0usize; p + 1];
+        for &(_, j, _) in &merged {
+            col_ptr[j + 1] += 1;
+        }
+        for j in 0..p {
+            col_ptr[j + 1] += col_ptr[j];
+        }
+        let row_idx: Vec<usize> = merged.iter().map(|t| t.0).collect();
+        let col_val: Vec<f64> = merged.iter().map(|t| t.2).collect();
+
+        let mut row_ptr = vec![0usize; n + 1];
+        for &(i, _, _) in &merged {
+            row_ptr[i + 1] += 1;
+        }
+        for i in 0..n {
+            row_ptr[i + 1] += row_ptr[i];
+        }
+        let mut fill = row_ptr.clone();
+        let mut col_idx = vec![0usize; merged.len()];
+        let mut row_val = vec![0.0; merged.len()];
+        // merged is sorted by column then row, so each row's entries arrive in increasing j.
+        for &(i, j, v) in &merged {
+            col_idx[fill[i]] = j;
+            row_val[fill[i]] = v;
+            fill[i] += 1;
+        }
+        Ok(Self {
+            n,
+            p,
+            col_ptr,
+            row_idx,
+            col_val,
+            row_ptr,
+            col_idx,
+            row_val,
+        })
+    }
+
+    /// Converts a dense design (drops zeros).
+    pub fn from_dense(d: &DenseDesign) -> Self {
+        let mut t = Vec::new();
+        for j in 0..d.n_features() {
+            for (i, &x) in d.col(j).iter().enumerate() {
+                if x != 0.0 {
+                    t.push((i, j, x));
+                }
+            }
+        }
+        // Cannot fail: indices in range, values finite, shape non-empty.
+        Self::from_triplets(d.n_samples(), d.n_features(), &t).unwrap_or_else(|_| unreachable!())
+    }
+
+    /// Row indices and values of column `j`.
+    #[inline]
+    pub fn col(&self, j: usize) -> (&[usize], &[f64]) {
+        let (a, b) = (self.col_ptr[j], self.col_ptr[j + 1]);
+        (&self.row_idx[a..b], &self.col_val[a..b])
+    }
+
+    /// Column indices and values of row `i`.
+    #[inline]
+    pub fn row(&self, i: usize) -> (&[usize], &[f64]) {
+        let (a, b) = (self.row_ptr[i], self.row_ptr[i + 1]);
+        (&self.col_idx[a..b], &self.row_val[a..b])
+    }
+}
+
+impl Design for SparseDesign {
+    fn n_samples(&self) -> usize {
+        self.n
+    }
+    fn n_features(&self) -> usize {
+        self.p
+    }
+    fn nnz(&self) -> usize {
+        self.col_val.len()
+    }
+    fn col_nnz(&self, j: usize) -> usize {
+        self.col_ptr[j + 1] - self.col_ptr[j]
+    }
+    #[inline]
+    fn for_each_in_col<F: FnMut(usize, f64)>(&self, j: usize, mut f: F) {
+        let (idx, val) = self.col(j);
+        for (&i, &x) in idx.iter().zip(val) {
+            f(i, x);
+        }
+    }
+    #[inline]
+    fn for_each_in_row<F: FnMut(usize, f64)>(&self, i: usize, mut f: F) {
+        let (idx, val) = self.row(i);
+        for (&j, &x) in idx.iter().zip(val) {
+            f(j, x);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> DenseDesign {
+        DenseDesign::from_row_major(3, 2, &[1.0, 0.0, 2.0, -3.0, 0.0, 4.0]).unwrap()
+    }
+
+    #[test]
+    fn dense_layouts_agree() {
+        let d = small();
+        assert_eq!(d.col(1), &[0.0, -3.0, 4.0]);
+        assert_eq!(d.row(1), &[2.0, -3.0]);
+        assert_eq!(d.col_dot(0, &[1.0, 1.0, 1.0]), 3.0);
+        assert_eq!(d.row_dot(2, &[1.0, 2.0]), 8.0);
+        assert_eq!(d.col_sq_norm(1), 25.0);
+        assert_eq!(d.col_max_abs(1), 4.0);
+    }
+
+    #[test]
+    fn sparse_matches_dense() {
+        let d = small();
+        let s = SparseDesign::from_dense(&d);
+        assert_eq!(s.nnz(), 4);
+        let w = [0.5, -2.0];
+        let (mut a, mut b) = (vec![0.0; 3], vec![0.0; 3]);
+        d.matvec(&w, &mut a);
+        s.matvec(&w, &mut b);
+        assert_eq!(a, b);
+        let v = [1.0, 2.0, 3.0];
+        let (mut a, mut b) = (vec![0.0; 2], vec![0.0; 2]);
+        d.matvec_t(&v, &mut a);
+        s.matvec_t(&v, &mut b);
+        assert_eq!(a, b);
+        for i in 0..3 {
+            assert_eq!(d.row_dot(i, &w), s.row_dot(i, &w));
+        }
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        assert!(matches!(
+            DenseDesign::from_row_major(2, 2, &[1.0, 2.0, 3.0]),
+            Err(ModelError::Shape(_))
+        ));
+        assert!(matches!(
+            DenseDesign::from_row_major(0, 2, &[]),
+            Err(ModelError::Empty(_))
+        ));
+        let e = DenseDesign::from_row_major(2, 2, &[1.0, f64::NAN, 3.0, 4.0]).unwrap_err();
+        assert!(e.to_string().contains("row 0, column 1"), "{e}");
+        assert!(SparseDesign::from_triplets(2, 2, &[(2, 0, 1.0)]).is_err());
+    }
+}

@@ -1,0 +1,286 @@
+//! Per-sample losses of a linear predictor `z = x^T w` with label `y`.
+//!
+//! The objective is `F(w) = (1/n) sum_i loss(x_i^T w, y_i) + penalty(w)`. A [`Loss`]
+//! gives the value `phi(z, y)`, the derivative `phi'(z, y)` in `z`, the curvature bound
+//! `c = sup_z phi''(z, y)` (so the coordinate-wise smoothness constant of `F` along `j`
+//! is `M_j = (c/n) sum_i x_ij^2`), and a bound on `|phi'|` where one exists.
+//! A loss that has no such bound says so (`None`): it never guesses.
+//!
+//! Classification losses take labels in `{-1, +1}`.
+
+/// A per-sample loss `phi(z, y)` of the predictor `z = x^T w`.
+pub trait Loss: Send + Sync + std::fmt::Debug {
+    /// Short name used in reports ("squared", "logistic", ...).
+    fn name(&self) -> &'static str;
+    /// `phi(z, y)`.
+    fn value(&self, z: f64, y: f64) -> f64;
+    /// `d phi / d z` at `(z, y)` (a subgradient for non-smooth losses).
+    fn derivative(&self, z: f64, y: f64) -> f64;
+    /// `c = sup_z phi''(z, y)` over all `z` and admissible labels, or `None` when the loss
+    /// is not smooth (hinge). The coordinate-wise smoothness of the average loss is
+    /// `M_j = (c/n) sum_i x_ij^2`.
+    fn curvature_bound(&self) -> Option<f64>;
+    /// A bound `B` on `|phi'(z, y)|` valid for every `z` and every label with
+    /// `|y| <= label_bound`, or `None` when no such bound exists (least squares,
+    /// squared hinge: the derivative grows with `|z|`).
+    fn derivative_bound(&self, label_bound: f64) -> Option<f64>;
+    /// True when [`Loss::curvature_bound`] is finite, i.e. the loss is smooth.
+    fn is_smooth(&self) -> bool {
+        self.curvature_bound().is_some()
+    }
+    /// True when labels must be in `{-1, +1}`.
+    fn is_classification(&self) -> bool;
+}
+
+/// Squared loss `(factor / 2) (z - y)^2`.
+///
+/// [`Squared::half`] is `1/2 (z - y)^2` (the default, curvature 1); [`Squared::full`] is
+/// `(z - y)^2`, the DP-CD paper's convention (footnote 4; curvature 2).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Squared {
+    factor: f64,
+}
+
+impl Squared {
+    /// `1/2 (z - y)^2`.
+    pub fn half() -> Self {
+        Self { factor: 1.0 }
+    }
+    /// `(z - y)^2` (DP-CD paper).
+    pub fn full() -> Self {
+        Self { factor: 2.0 }
+    }
+    /// The factor `c` in `(c/2)(z - y)^2`.
+    pub fn factor(&self) -> f64 {
+        self.factor
+    }
+}
+
+impl Default for Squared {
+    fn default() -> Self {
+        Self::half()
+    }
+}
+
+impl Loss for Squared {
+    fn name(&self) -> &'static str {
+        "squared"
+    }
+    #[inline]
+    fn value(&self, z: f64, y: f64) -> f64 {
+        let r = z - y;
+        0.5 * self.factor * r * r
+    }
+    #[inline]
+    fn derivative(&self, z: f64, y: f64) -> f64 {
+        self.factor * (z - y)
+    }
+    fn curvature_bound(&self) -> Option<f64> {
+        Some(self.factor)
+    }
+    fn derivative_bound(&self, _label_bound: f64) -> Option<f64> {
+        None
+    }
+    fn is_classification(&self) -> bool {
+        false
+    }
+}
+
+/// Logistic loss `log(1 + exp(-y z))`, labels in `{-1, +1}`; computed stably for large `|z|`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Logistic;
+
+/// `log(1 + exp(t))` without overflow or loss of precision.
+#[inline]
+pub fn log1p_exp(t: f64) -> f64 {
+    if t > 0.0 {
+        t + (-t).exp().ln_1p()
+    } else {
+        t.exp().ln_1p()
+    }
+}
+
+/// The logistic sigmoid `1 / (1 + exp(-t))`, stable for large `|t|`.
+#[inline]
+pub fn sigmoid(t: f64) -> f64 {
+    if t >= 0.0 {
+        1.0 / (1.0 + (-t).exp())
+    } else {
+        let e = t.exp();
+        e / (1.0 + e)
+    }
+}
+
+impl Loss for Logistic {
+    fn name(&self) -> &'static str {
+        "logistic"
+    }
+    #[inline]
+    fn value(&self, z: f64, y: f64) -> f64 {
+        log1p_exp(-y * z)
+    }
+    #[inline]
+    fn derivative(&self, z: f64, y: f64) -> f64 {
+        -y * sigmoid(-y * z)
+    }
+    fn curvature_bound(&self) -> Option<f64> {
+        Some(0.25)
+    }
+    fn derivative_bound(&self, label_bound: f64) -> Option<f64> {
+        Some(label_bound)
+    }
+    fn is_classification(&self) -> bool {
+        true
+    }
+}
+
+/// Squared hinge `max(0, 1 - y z)^2`, labels in `{-1, +1}` (curvature 2, derivative unbounded).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SquaredHinge;
+
+impl Loss for SquaredHinge {
+    fn name(&self) -> &'static str {
+        "squared-hinge"
+    }
+    #[inline]
+    fn value(&self, z: f64, y: f64) -> f64 {
+        let m = (1.0 - y * z).max(0.0);
+        m * m
+    }
+    #[inline]
+    fn derivative(&self, z: f64, y: f64) -> f64 {
+        -2.0 * y * (1.0 - y * z).max(0.0)
+    }
+    fn curvature_bound(&self) -> Option<f64> {
+        Some(2.0)
+    }
+    fn derivative_bound(&self, _label_bound: f64) -> Option<f64> {
+        None
+    }
+    fn is_classification(&self) -> bool {
+        true
+    }
+}
+
+/// Huber loss with threshold `delta`: `r^2 / 2` for `|r| <= delta`, else
+/// `delta (|r| - delta / 2)`, where `r = z - y` (curvature 1, `|phi'| <= delta`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Huber {
+    delta: f64,
+}
+
+impl Huber {
+    /// Huber loss with threshold `delta` (finite, > 0).
+    pub fn new(delta: f64) -> crate::Result<Self> {
+        crate::error::positive("huber delta", delta).map(|delta| Self { delta })
+    }
+    /// The threshold.
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+}
+
+impl Loss for Huber {
+    fn name(&self) -> &'static str {
+        "huber"
+    }
+    #[inline]
+    fn value(&self, z: f64, y: f64) -> f64 {
+        let r = (z - y).abs();
+        if r <= self.delta {
+            0.5 * r * r
+        } else {
+            self.delta * (r - 0.5 * self.delta)
+        }
+    }
+    #[inline]
+    fn derivative(&self, z: f64, y: f64) -> f64 {
+        (z - y).clamp(-self.delta, self.delta)
+    }
+    fn curvature_bound(&self) -> Option<f64> {
+        Some(1.0)
+    }
+    fn derivative_bound(&self, _label_bound: f64) -> Option<f64> {
+        Some(self.delta)
+    }
+    fn is_classification(&self) -> bool {
+        false
+    }
+}
+
+/// Hinge loss `max(0, 1 - y z)`, labels in `{-1, +1}`. Not smooth: only dual methods
+/// (SDCA / DP-SCD) and Frank-Wolfe accept it; smooth solvers reject it because
+/// [`Loss::curvature_bound`] is `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Hinge;
+
+impl Loss for Hinge {
+    fn name(&self) -> &'static str {
+        "hinge"
+    }
+    #[inline]
+    fn value(&self, z: f64, y: f64) -> f64 {
+        (1.0 - y * z).max(0.0)
+    }
+    #[inline]
+    fn derivative(&self, z: f64, y: f64) -> f64 {
+        if y * z < 1.0 {
+            -y
+        } else {
+            0.0
+        }
+    }
+    fn curvature_bound(&self) -> Option<f64> {
+        None
+    }
+    fn derivative_bound(&self, label_bound: f64) -> Option<f64> {
+        Some(label_bound)
+    }
+    fn is_classification(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fd<L: Loss>(l: &L, z: f64, y: f64) -> f64 {
+        let h = 1e-6;
+        (l.value(z + h, y) - l.value(z - h, y)) / (2.0 * h)
+    }
+
+    fn check<L: Loss>(l: &L) {
+        for &z in &[-3.3, -0.45, 0.2, 1.7, 4.1] {
+            for &y in &[-1.0, 1.0] {
+                let (a, b) = (l.derivative(z, y), fd(l, z, y));
+                assert!((a - b).abs() < 1e-6, "{}: z={z} y={y}: {a} vs {b}", l.name());
+            }
+        }
+    }
+
+    #[test]
+    fn derivatives_match_finite_differences() {
+        check(&Squared::half());
+        check(&Squared::full());
+        check(&Logistic);
+        check(&SquaredHinge);
+        check(&Huber::new(0.7).unwrap());
+    }
+
+    #[test]
+    fn logistic_is_stable_for_large_margins() {
+        assert_eq!(Logistic.value(1000.0, 1.0), 0.0);
+        assert!((Logistic.value(-1000.0, 1.0) - 1000.0).abs() < 1e-9);
+        assert!(Logistic.derivative(-1e4, 1.0).is_finite());
+        assert!((Logistic.value(0.0, 1.0) - 2f64.ln()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn bounds_are_declared_honestly() {
+        assert!(Squared::full().derivative_bound(1.0).is_none());
+        assert!(!Hinge.is_smooth());
+        assert_eq!(Logistic.curvature_bound(), Some(0.25));
+        assert!(Huber::new(-1.0).is_err());
+    }
+}

@@ -1,0 +1,350 @@
+//! Separable penalties `psi(w) = sum_j psi_j(w_j)` with their one-dimensional prox.
+//!
+//! `prox_{g psi_j}(v) = argmin_u { (u - v)^2 / 2 + g psi_j(u) }`.
+//! Every penalty also gives `dist(-g_j, d psi_j(w_j))`, the distance from minus a
+//! gradient coordinate to the subdifferential: the per-coordinate optimality violation
+//! used by certificates and greedy selection rules.
+
+use crate::error::{non_negative, ModelError, Result};
+
+/// A separable penalty.
+pub trait Penalty: Send + Sync + std::fmt::Debug {
+    /// Short name used in reports ("l1", "l2", ...).
+    fn name(&self) -> &'static str;
+    /// `psi_j(w_j)`; `f64::INFINITY` outside the domain (box constraints).
+    fn value_1d(&self, j: usize, wj: f64) -> f64;
+    /// `prox_{step psi_j}(v)`.
+    fn prox_1d(&self, j: usize, v: f64, step: f64) -> f64;
+    /// `dist(-grad_j, d psi_j(w_j))`: zero exactly at a coordinate-wise optimum.
+    fn subdiff_distance(&self, j: usize, wj: f64, grad_j: f64) -> f64;
+    /// `psi(w) = sum_j psi_j(w_j)`.
+    fn value(&self, w: &[f64]) -> f64 {
+        w.iter()
+            .enumerate()
+            .map(|(j, &x)| self.value_1d(j, x))
+            .sum()
+    }
+    /// Checks the penalty fits a problem with `p` features (per-coordinate weights or
+    /// bounds have length `p`).
+    fn check_dimension(&self, p: usize) -> Result<()> {
+        let _ = p;
+        Ok(())
+    }
+}
+
+/// Soft-thresholding `sign(v) max(|v| - t, 0)`.
+#[inline]
+pub fn soft_threshold(v: f64, t: f64) -> f64 {
+    if v > t {
+        v - t
+    } else if v < -t {
+        v + t
+    } else {
+        0.0
+    }
+}
+
+fn check_weights(name: &'static str, w: &[f64]) -> Result<()> {
+    for &x in w {
+        non_negative(name, x)?;
+    }
+    Ok(())
+}
+
+fn check_len(what: &str, len: Option<usize>, p: usize) -> Result<()> {
+    match len {
+        Some(l) if l != p => Err(ModelError::Shape(format!(
+            "{what} has {l} entries but the design has {p} features"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Per-coordinate multipliers of a penalty strength: `None` means all ones.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Weights(Option<Vec<f64>>);
+
+impl Weights {
+    #[inline]
+    fn get(&self, j: usize) -> f64 {
+        self.0.as_ref().map_or(1.0, |w| w[j])
+    }
+    fn len(&self) -> Option<usize> {
+        self.0.as_ref().map(Vec::len)
+    }
+}
+
+/// No penalty (smooth problems): the prox is the identity.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct NoPenalty;
+
+impl Penalty for NoPenalty {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+    fn value_1d(&self, _j: usize, _wj: f64) -> f64 {
+        0.0
+    }
+    #[inline]
+    fn prox_1d(&self, _j: usize, v: f64, _step: f64) -> f64 {
+        v
+    }
+    fn subdiff_distance(&self, _j: usize, _wj: f64, grad_j: f64) -> f64 {
+        grad_j.abs()
+    }
+}
+
+/// `lambda sum_j omega_j |w_j|` (weights `omega_j` default to 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct L1 {
+    lambda: f64,
+    weights: Weights,
+}
+
+impl L1 {
+    /// `lambda ||w||_1`, `lambda >= 0` and finite.
+    pub fn new(lambda: f64) -> Result<Self> {
+        Ok(Self {
+            lambda: non_negative("lambda", lambda)?,
+            weights: Weights::default(),
+        })
+    }
+    /// Per-coordinate weights `omega_j >= 0`.
+    pub fn with_weights(mut self, weights: Vec<f64>) -> Result<Self> {
+        check_weights("l1 weight", &weights)?;
+        self.weights = Weights(Some(weights));
+        Ok(self)
+    }
+    /// The strength `lambda`.
+    pub fn lambda(&self) -> f64 {
+        self.lambda
+    }
+    /// `lambda omega_j`.
+    #[inline]
+    pub fn strength(&self, j: usize) -> f64 {
+        self.lambda * self.weights.get(j)
+    }
+}
+
+impl Penalty for L1 {
+    fn name(&self) -> &'static str {
+        "l1"
+    }
+    fn value_1d(&self, j: usize, wj: f64) -> f64 {
+        self.strength(j) * wj.abs()
+    }
+    #[inline]
+    fn prox_1d(&self, j: usize, v: f64, step: f64) -> f64 {
+        soft_threshold(v, step * self.strength(j))
+    }
+    fn subdiff_distance(&self, j: usize, wj: f64, grad_j: f64) -> f64 {
+        let l = self.strength(j);
+        if wj == 0.0 {
+            (grad_j.abs() - l).max(0.0)
+        } else {
+            (grad_j + l * wj.signum()).abs()
+        }
+    }
+    fn check_dimension(&self, p: usize) -> Result<()> {
+        check_len("l1 weights", self.weights.len(), p)
+    }
+}
+
+/// `(lambda / 2) sum_j omega_j w_j^2` (weights default to 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct L2 {
+    lambda: f64,
+    weights: Weights,
+}
+
+impl L2 {
+    /// `(lambda/2) ||w||_2^2`, `lambda >= 0` and finite.
+    pub fn new(lambda: f64) -> Result<Self> {
+        Ok(Self {
+            lambda: non_negative("lambda", lambda)?,
+            weights: Weights::default(),
+        })
+    }
+    /// Per-coordinate weights `omega_j >= 0`.
+    pub fn with_weights(mut self, weights: Vec<f64>) -> Result<Self> {
+        check_weights("l2 weight", &weights)?;
+        self.weights = Weights(Some(weights));
+        Ok(self)
+    }
+    /// The strength `lambda`.
+    pub fn lambda(&self) -> f64 {
+        self.lambda
+    }
+    /// `lambda omega_j`.
+    #[inline]
+    pub fn strength(&self, j: usize) -> f64 {
+        self.lambda * self.weights.get(j)
+    }
+}
+
+impl Penalty for L2 {
+    fn name(&self) -> &'static str {
+        "l2"
+    }
+    fn value_1d(&self, j: usize, wj: f64) -> f64 {
+        0.5 * self.strength(j) * wj * wj
+    }
+    #[inline]
+    fn prox_1d(&self, j: usize, v: f64, step: f64) -> f64 {
+        v / (1.0 + step * self.strength(j))
+    }
+    fn subdiff_distance(&self, j: usize, wj: f64, grad_j: f64) -> f64 {
+        (grad_j + self.strength(j) * wj).abs()
+    }
+    fn check_dimension(&self, p: usize) -> Result<()> {
+        check_len("l2 weights", self.weights.len(), p)
+    }
+}
+
+/// Elastic net `sum_j omega_j (l1 |w_j| + (l2 / 2) w_j^2)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElasticNet {
+    l1: f64,
+    l2: f64,
+    weights: Weights,
+}
+
+impl ElasticNet {
+    /// Elastic net with strengths `l1, l2 >= 0`.
+    pub fn new(l1: f64, l2: f64) -> Result<Self> {
+        Ok(Self {
+            l1: non_negative("l1 strength", l1)?,
+            l2: non_negative("l2 strength", l2)?,
+            weights: Weights::default(),
+        })
+    }
+    /// Per-coordinate weights `omega_j >= 0`.
+    pub fn with_weights(mut self, weights: Vec<f64>) -> Result<Self> {
+        check_weights("elastic-net weight", &weights)?;
+        self.weights = Weights(Some(weights));
+        Ok(self)
+    }
+    /// `(l1, l2)` strengths.
+    pub fn strengths(&self) -> (f64, f64) {
+        (self.l1, self.l2)
+    }
+}
+
+impl Penalty for ElasticNet {
+    fn name(&self) -> &'static str {
+        "elastic-net"
+    }
+    fn value_1d(&self, j: usize, wj: f64) -> f64 {
+        self.weights.get(j) * (self.l1 * wj.abs() + 0.5 * self.l2 * wj * wj)
+    }
+    #[inline]
+    fn prox_1d(&self, j: usize, v: f64, step: f64) -> f64 {
+        let o = self.weights.get(j);
+        soft_threshold(v, step * o * self.l1) / (1.0 + step * o * self.l2)
+    }
+    fn subdiff_distance(&self, j: usize, wj: f64, grad_j: f64) -> f64 {
+        let o = self.weights.get(j);
+        let g = grad_j + o * self.l2 * wj;
+        let l = o * self.l1;
+        if wj == 0.0 {
+            (g.abs() - l).max(0.0)
+        } else {
+            (g + l * wj.signum()).abs()
+        }
+    }
+    fn check_dimension(&self, p: usize) -> Result<()> {
+        check_len("elastic-net weights", self.weights.len(), p)
+    }
+}
+
+/// Box constraint: the indicator of `prod_j [lower_j, upper_j]`; prox = projection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoxConstraint {
+    lower: Vec<f64>,
+    upper: Vec<f64>,
+}
+
+impl BoxConstraint {
+    /// Per-coordinate bounds with `lower_j <= upper_j` (infinite bounds allowed, NaN not).
+    pub fn new(lower: Vec<f64>, upper: Vec<f64>) -> Result<Self> {
+        if lower.len() != upper.len() {
+            return Err(ModelError::Shape(format!(
+                "box has {} lower and {} upper bounds",
+                lower.len(),
+                upper.len()
+            )));
+        }
+        for (&a, &b) in lower.iter().zip(&upper) {
+            if a.is_nan() || b.is_nan() || a > b {
+                return Err(ModelError::InvalidParameter {
+                    name: "box bounds",
+                    value: if a.is_nan() { a } else { b },
+                    expected: "need lower <= upper and no NaN",
+                });
+            }
+        }
+        Ok(Self { lower, upper })
+    }
+    /// The same interval `[-radius, radius]` for all `p` coordinates.
+    pub fn symmetric(p: usize, radius: f64) -> Result<Self> {
+        non_negative("box radius", radius)?;
+        Self::new(vec![-radius; p], vec![radius; p])
+    }
+}
+
+impl Penalty for BoxConstraint {
+    fn name(&self) -> &'static str {
+        "box"
+    }
+    fn value_1d(&self, j: usize, wj: f64) -> f64 {
+        if wj >= self.lower[j] && wj <= self.upper[j] {
+            0.0
+        } else {
+            f64::INFINITY
+        }
+    }
+    #[inline]
+    fn prox_1d(&self, j: usize, v: f64, _step: f64) -> f64 {
+        v.clamp(self.lower[j], self.upper[j])
+    }
+    fn subdiff_distance(&self, j: usize, wj: f64, grad_j: f64) -> f64 {
+        // Normal cone of [a, b] at w: {0} inside, (-inf, 0] at a, [0, inf) at b.
+        let at_lower = wj <= self.lower[j];
+        let at_upper = wj >= self.upper[j];
+        let v = -grad_j;
+        match (at_lower, at_upper) {
+            (true, true) => 0.0,
+            (true, false) => v.max(0.0),
+            (false, true) => (-v).max(0.0),
+            (false, false) => v.abs(),
+        }
+    }
+    fn check_dimension(&self, p: usize) -> Result<()> {
+        check_len("box bounds", Some(self.lower.len()), p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prox_values_by_hand() {
+        let l1 = L1::new(0.5).unwrap();
+        assert_eq!(l1.prox_1d(0, 2.0, 1.0), 1.5);
+        assert_eq!(l1.prox_1d(0, -0.3, 1.0), 0.0);
+        let l2 = L2::new(1.0).unwrap();
+        assert_eq!(l2.prox_1d(0, 3.0, 2.0), 1.0);
+        let en = ElasticNet::new(1.0, 1.0).unwrap();
+        assert_eq!(en.prox_1d(0, 3.0, 1.0), 1.0);
+        let b = BoxConstraint::symmetric(2, 1.0).unwrap();
+        assert_eq!(b.prox_1d(1, 3.0, 1.0), 1.0);
+        assert!(L1::new(f64::NAN).is_err());
+        assert!(L1::new(1.0)
+            .unwrap()
+            .with_weights(vec![1.0])
+            .unwrap()
+            .check_dimension(3)
+            .is_err());
+    }
+}
