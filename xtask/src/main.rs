@@ -1,11 +1,17 @@
 //! Project commands: `cargo xtask reproduce`, `cargo xtask privacy`, `cargo xtask optimum`.
+//!
+//! Each subcommand lives in its own module; this file only dispatches.
+
+mod optimum;
+mod privacy;
+mod reproduce;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 /// dp-erm project commands.
 #[derive(Parser)]
-#[command(name = "xtask", about = "dp-erm project commands")]
+#[command(name = "xtask", about = "dp-erm project commands", version)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -13,15 +19,23 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Reproduce the papers' experiments (all of them at the quick profile by default).
-    Reproduce,
+    /// Reproduce the papers' experiments (every experiment at the quick profile by default).
+    Reproduce(reproduce::Args),
+    /// Privacy calculator: epsilon of a plan, the noise for a target, RDP at an order.
+    Privacy(privacy::Args),
+    /// Certified non-private optimum F* of a problem on a data file.
+    Optimum(optimum::Args),
 }
 
-fn main() -> Result<()> {
+fn main() {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Reproduce => {
-            anyhow::bail!("no experiment is implemented yet")
-        }
+    let result: Result<()> = match cli.command {
+        Command::Reproduce(args) => reproduce::run(args),
+        Command::Privacy(args) => privacy::run(args),
+        Command::Optimum(args) => optimum::run(args),
+    };
+    if let Err(err) = result {
+        eprintln!("error: {err:#}");
+        std::process::exit(2);
     }
 }
