@@ -254,7 +254,11 @@ mod tests {
         for &z in &[-3.3, -0.45, 0.2, 1.7, 4.1] {
             for &y in &[-1.0, 1.0] {
                 let (a, b) = (l.derivative(z, y), fd(l, z, y));
-                assert!((a - b).abs() < 1e-6, "{}: z={z} y={y}: {a} vs {b}", l.name());
+                assert!(
+                    (a - b).abs() < 1e-6,
+                    "{}: z={z} y={y}: {a} vs {b}",
+                    l.name()
+                );
             }
         }
     }
