@@ -1,3 +1,8 @@
 //! # dp-bench
 //!
 //! Datasets, experiments, the tuning runner, reports and figures.
+
+pub mod experiments;
+pub mod figures;
+pub mod report;
+pub mod runner;
