@@ -2,6 +2,7 @@
 //!
 //! Datasets, experiments, the tuning runner, reports and figures.
 
+pub mod data;
 pub mod experiments;
 pub mod figures;
 pub mod report;
