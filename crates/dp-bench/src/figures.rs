@@ -149,14 +149,23 @@ impl ErrorFigure {
                 continue;
             }
             // Min / max band as a filled polygon (lower edge forward, upper edge back).
-            let floor = |v: f64| if v.is_finite() && v > 0.0 { v } else { f64::NAN };
+            let floor = |v: f64| {
+                if v.is_finite() && v > 0.0 {
+                    v
+                } else {
+                    f64::NAN
+                }
+            };
             let band: Vec<(f64, f64)> = pts
                 .iter()
                 .map(|p| (p.x, floor(p.min).min(p.mean)))
                 .chain(pts.iter().rev().map(|p| (p.x, floor(p.max).max(p.mean))))
                 .collect();
             chart
-                .draw_series(std::iter::once(Polygon::new(band, color.mix(0.18).filled())))
+                .draw_series(std::iter::once(Polygon::new(
+                    band,
+                    color.mix(0.18).filled(),
+                )))
                 .map_err(|e| anyhow!("{e:?}"))?;
             chart
                 .draw_series(LineSeries::new(
@@ -234,7 +243,14 @@ mod tests {
         };
         let svg = fig.to_svg(400, 300).unwrap();
         assert!(svg.starts_with("<svg"));
-        for needle in ["toy", "passes", "relative error", "dp-cd", "dp-sgd", "<polygon"] {
+        for needle in [
+            "toy",
+            "passes",
+            "relative error",
+            "dp-cd",
+            "dp-sgd",
+            "<polygon",
+        ] {
             assert!(svg.contains(needle), "missing {needle}");
         }
         let empty = ErrorFigure {

@@ -162,7 +162,10 @@ impl TaskId {
 
     /// `problem / algorithm / accounting [k=v ...]` for progress lines.
     pub fn display(&self) -> String {
-        let mut s = format!("{} / {} / {}", self.problem, self.algorithm, self.accounting);
+        let mut s = format!(
+            "{} / {} / {}",
+            self.problem, self.algorithm, self.accounting
+        );
         for (k, v) in &self.extra {
             s.push_str(&format!(" {k}={v}"));
         }
@@ -506,7 +509,10 @@ fn run_task(task: &Task<'_>, protocol: &Protocol, bar: &ProgressBar) -> Result<V
             .iter()
             .find_map(|t| t.4 .1.clone())
             .unwrap_or_else(|| "every run diverged (non-finite objective)".to_owned());
-        bail!("{}: no grid point produced a finite objective: {msg}", task.id.display());
+        bail!(
+            "{}: no grid point produced a finite objective: {msg}",
+            task.id.display()
+        );
     }
 
     // Fresh runs at the tuned values, all budgets in parallel.
