@@ -390,8 +390,8 @@ mod tests {
         let pen = L1::new(lam).unwrap();
         let obj = Objective::new(&d, &loss, &pen).unwrap();
         let sol = solve(&obj, &ReferenceOptions::default()).unwrap();
-        for j in 0..4 {
-            assert!((sol.w[j] - hand[j]).abs() < 1e-12, "{j}: {}", sol.w[j]);
+        for (j, (&a, &b)) in sol.w.iter().zip(&hand).enumerate() {
+            assert!((a - b).abs() < 1e-12, "{j}: {a} vs {b}");
         }
         assert_eq!(sol.support_size(), 2);
         assert!(sol.certificate <= 1e-10 * sol.objective);
