@@ -7,3 +7,4 @@ pub mod experiments;
 pub mod figures;
 pub mod report;
 pub mod runner;
+pub mod synthetic;

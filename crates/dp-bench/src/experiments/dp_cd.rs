@@ -116,12 +116,14 @@ impl ProblemName {
 /// see `docs/reproduction.md`.
 pub const ELECTRICITY_LAMBDA: f64 = 1e-5;
 
-/// LASSO strength of the sparse problem, chosen so that `(F(0) - F*)/F* = 0.7551` for the
-/// generator's seed (see `docs/reproduction.md`; the report prints the achieved plateau).
-pub const SPARSE_LASSO_LAMBDA: f64 = 30.0;
+/// LASSO strength of the sparse problem with the paper's `(x^T w - y)^2` loss: twice
+/// [`crate::synthetic::SQUARE_LAMBDA`] (which is for `(1/2)(x^T w - y)^2`), the value at which
+/// the generator was calibrated to `(F(0) - F*)/F* = 0.7551` (the report prints the achieved
+/// plateau).
+pub const SPARSE_LASSO_LAMBDA: f64 = 2.0 * crate::synthetic::SQUARE_LAMBDA;
 
-/// Seed of the Sparse LASSO data set (the paper's is unknown).
-pub const SPARSE_LASSO_SEED: u64 = 0;
+/// Seed of the Sparse LASSO data set: the generator's calibrated seed (the paper's is unknown).
+pub const SPARSE_LASSO_SEED: u64 = crate::synthetic::SQUARE_SEED;
 
 /// An algorithm of the experiment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
