@@ -36,7 +36,10 @@ fn certified<L: Loss, P: Penalty>(
 ) -> Result<(Vec<f64>, (f64, String))> {
     let obj = Objective::new(d, loss, pen)?;
     let c = solve(&obj, &ReferenceOptions::default())?;
-    Ok((c.w, (c.relative_certificate, format!("relative {}", c.kind))))
+    Ok((
+        c.w,
+        (c.relative_certificate, format!("relative {}", c.kind)),
+    ))
 }
 
 /// The certified minimiser (`dp_models::reference::solve` at relative tolerance 1e-10)
