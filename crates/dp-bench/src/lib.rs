@@ -1,3 +1,6 @@
 //! # dp-bench
 //!
 //! Datasets, experiments, the tuning runner, reports and figures.
+
+pub mod data;
+pub mod synthetic;
