@@ -1,3 +1,5 @@
 //! # dp-bench
 //!
 //! Datasets, experiments, the tuning runner, reports and figures.
+
+pub mod data;

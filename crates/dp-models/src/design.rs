@@ -33,6 +33,19 @@ pub trait Design: Send + Sync {
     /// Calls `f(j, x_ij)` for every stored entry of row `i`, in increasing `j`.
     fn for_each_in_row<F: FnMut(usize, f64)>(&self, i: usize, f: F);
 
+    /// Calls `f(i, x_ij, a_i, b_i)` for every stored entry of column `j`, in increasing `i`
+    /// (`a`, `b` have length `n`). The workhorse of coordinate gradients: with `a` the
+    /// predictor and `b` the labels, `f` sees everything a per-sample term needs, and the
+    /// dense implementation runs without bounds checks.
+    fn for_each_in_col_zip<F: FnMut(usize, f64, f64, f64)>(
+        &self,
+        j: usize,
+        a: &[f64],
+        b: &[f64],
+        mut f: F,
+    ) {
+        self.for_each_in_col(j, |i, x| f(i, x, a[i], b[i]));
+    }
     /// `sum_i x_ij v_i`.
     fn col_dot(&self, j: usize, v: &[f64]) -> f64 {
         let mut s = 0.0;
@@ -205,6 +218,20 @@ impl Design for DenseDesign {
     fn for_each_in_row<F: FnMut(usize, f64)>(&self, i: usize, mut f: F) {
         for (j, &x) in self.row(i).iter().enumerate() {
             f(j, x);
+        }
+    }
+    #[inline]
+    fn for_each_in_col_zip<F: FnMut(usize, f64, f64, f64)>(
+        &self,
+        j: usize,
+        a: &[f64],
+        b: &[f64],
+        mut f: F,
+    ) {
+        let col = self.col(j);
+        let n = col.len();
+        for (i, ((&x, &ai), &bi)) in col.iter().zip(&a[..n]).zip(&b[..n]).enumerate() {
+            f(i, x, ai, bi);
         }
     }
     #[inline]

@@ -36,6 +36,13 @@ pub enum ModelError {
     /// that needs smoothness).
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// A constant computed from the data without privacy was given to a private solver
+    /// that was not told to accept it.
+    #[error("non-private constant refused: {0}")]
+    NonPrivateConstant(String),
+    /// An iterative solver stopped before meeting its tolerance.
+    #[error("did not converge: {0}")]
+    NotConverged(String),
     /// An error from the privacy accounting layer.
     #[error(transparent)]
     Accounting(#[from] dp_accounting::AccountingError),

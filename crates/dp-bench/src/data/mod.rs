@@ -1,0 +1,139 @@
+//! Datasets: the real data embedded in the crate, and loaders for CSV and LIBSVM files.
+//!
+//! The embedded files live in `crates/dp-bench/data/` (provenance, licences and sha256
+//! checksums in `crates/dp-bench/data/SOURCES.md`) and are compiled into the binary with
+//! `include_str!`, so nothing is read from disk at run time.
+//!
+//! | function | n x p | label | source |
+//! |---|---|---|---|
+//! | [`california()`] | 20,640 x 8 | `MedHouseVal` (median house value, units of $100,000), regression | scikit-learn's `fetch_california_housing` layout |
+//! | [`electricity()`] | 45,312 x 8 | `class`: `UP` = +1, `DOWN` = -1 | Elec2 normalised (OpenML 151), all 8 features |
+//! | [`heart_scale()`] | 270 x 13 | +1 / -1 | LIBSVM's `heart_scale` (Statlog heart, scaled to \[-1, 1\]) |
+//!
+//! Every function returns the **raw** features as shipped, without an intercept column;
+//! standardisation (the DP-CD paper's "balanced" variants) is left to
+//! `dp_models::preprocess`. See `docs/datasets.md` for what each paper does with them.
+//!
+//! Loaders: [`load_csv`] / [`parse_csv`] (dense, any numeric CSV with a chosen target
+//! column and label mapping) and [`load_libsvm`] / [`parse_libsvm`] (sparse LIBSVM /
+//! SVMlight text). Malformed input is an error whose message names the line and the
+//! reason; the loaders never panic.
+
+mod csv_format;
+mod libsvm;
+
+pub use csv_format::{load_csv, load_csv_named, parse_csv, CsvOptions, LabelMap, Target};
+pub use libsvm::{load_libsvm, parse_libsvm, MAX_LIBSVM_FEATURES};
+
+use anyhow::{Context, Result};
+use dp_models::{Dataset, DenseDesign, Design};
+
+/// A dataset together with its name, feature names and whether it is a stand-in.
+#[derive(Debug, Clone)]
+pub struct NamedDataset<D: Design> {
+    /// Short identifier used in reports (e.g. `"california"`, `"dorothea-like"`).
+    pub name: String,
+    /// The design and labels.
+    pub dataset: Dataset<D>,
+    /// One name per column of the design.
+    pub feature_names: Vec<String>,
+    /// Name of the label column.
+    pub target_name: String,
+    /// `true` when this is a synthetic stand-in for a dataset the project cannot ship
+    /// (its name then ends in `-like`); `false` for real data and for the papers' own
+    /// synthetic problems.
+    pub stand_in: bool,
+}
+
+/// The 8 California housing features, in column order.
+pub const CALIFORNIA_FEATURES: [&str; 8] = [
+    "MedInc",
+    "HouseAge",
+    "AveRooms",
+    "AveBedrms",
+    "Population",
+    "AveOccup",
+    "Latitude",
+    "Longitude",
+];
+
+/// The California housing label column (median house value in units of $100,000).
+pub const CALIFORNIA_TARGET: &str = "MedHouseVal";
+
+/// The 8 Electricity (Elec2) features, in column order. `day` is 1..7, the others are
+/// normalised to \[0, 1\].
+pub const ELECTRICITY_FEATURES: [&str; 8] = [
+    "date",
+    "day",
+    "period",
+    "nswprice",
+    "nswdemand",
+    "vicprice",
+    "vicdemand",
+    "transfer",
+];
+
+/// The Electricity label column (`UP` / `DOWN`).
+pub const ELECTRICITY_TARGET: &str = "class";
+
+/// Number of features of `heart_scale`.
+pub const HEART_SCALE_FEATURES: usize = 13;
+
+const CALIFORNIA_CSV: &str = include_str!("../../data/california_housing.csv");
+const ELECTRICITY_CSV: &str = include_str!("../../data/electricity.csv");
+const HEART_SCALE_TXT: &str = include_str!("../../data/heart_scale");
+
+/// California housing (Pace & Barry 1997), 20,640 x 8, raw features in the order of
+/// [`CALIFORNIA_FEATURES`], label `MedHouseVal` (units of $100,000), no intercept.
+pub fn california() -> Result<Dataset<DenseDesign>> {
+    Ok(california_named()?.dataset)
+}
+
+/// [`california()`] with its name and feature names.
+pub fn california_named() -> Result<NamedDataset<DenseDesign>> {
+    let opts = CsvOptions::regression(Target::Name(CALIFORNIA_TARGET.into()));
+    let mut d = parse_csv(CALIFORNIA_CSV.as_bytes(), &opts)
+        .context("parsing the embedded California housing file")?;
+    d.name = "california".into();
+    Ok(d)
+}
+
+/// Electricity (Elec2, Harries 1999; normalised version of OpenML 151), 45,312 x 8, all
+/// 8 features in the order of [`ELECTRICITY_FEATURES`], label `UP` = +1, `DOWN` = -1
+/// (19,237 UP, 26,075 DOWN), for the logistic loss as in the DP-CD paper. No intercept.
+pub fn electricity() -> Result<Dataset<DenseDesign>> {
+    Ok(electricity_named()?.dataset)
+}
+
+/// [`electricity()`] with its name and feature names.
+pub fn electricity_named() -> Result<NamedDataset<DenseDesign>> {
+    let opts = CsvOptions::classification(Target::Name(ELECTRICITY_TARGET.into()), "UP", "DOWN");
+    let mut d = parse_csv(ELECTRICITY_CSV.as_bytes(), &opts)
+        .context("parsing the embedded Electricity file")?;
+    d.name = "electricity".into();
+    Ok(d)
+}
+
+/// LIBSVM's `heart_scale` (Statlog heart, features scaled to \[-1, 1\]), 270 x 13 as a
+/// dense design (absent entries are 0), labels +1 / -1.
+pub fn heart_scale() -> Result<Dataset<DenseDesign>> {
+    let raw = libsvm::parse_raw(HEART_SCALE_TXT.as_bytes(), Some(HEART_SCALE_FEATURES))
+        .context("parsing the embedded heart_scale file")?;
+    raw.into_dense()
+}
+
+/// [`heart_scale()`] with its name; features are named `x1` .. `x13`.
+pub fn heart_scale_named() -> Result<NamedDataset<DenseDesign>> {
+    Ok(NamedDataset {
+        name: "heart_scale".into(),
+        dataset: heart_scale()?,
+        feature_names: (1..=HEART_SCALE_FEATURES)
+            .map(|j| format!("x{j}"))
+            .collect(),
+        target_name: "label".into(),
+        stand_in: false,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,308 @@
+use super::*;
+use dp_models::Design;
+use proptest::prelude::*;
+
+fn csv_err(text: &str, opts: &CsvOptions) -> String {
+    match parse_csv(text.as_bytes(), opts) {
+        Ok(_) => panic!("expected an error for {text:?}"),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
+fn svm_err(text: &str, p: Option<usize>) -> String {
+    match parse_libsvm(text.as_bytes(), p) {
+        Ok(_) => panic!("expected an error for {text:?}"),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
+#[test]
+fn california_shape_first_and_last_rows() {
+    let d = california_named().unwrap();
+    assert_eq!(d.name, "california");
+    assert_eq!(d.feature_names, CALIFORNIA_FEATURES);
+    assert_eq!(d.target_name, CALIFORNIA_TARGET);
+    assert!(!d.stand_in);
+    let ds = &d.dataset;
+    assert_eq!((ds.n_samples(), ds.n_features()), (20_640, 8));
+    // First line of the published file: 8.3252,41.0,6.984126984126984,1.0238095238095235,322.0,2.555555555555556,37.88,-122.23,4.526
+    assert_eq!(
+        ds.x().row(0),
+        &[
+            8.3252,
+            41.0,
+            6.984126984126984,
+            1.0238095238095235,
+            322.0,
+            2.555555555555556,
+            37.88,
+            -122.23
+        ]
+    );
+    assert_eq!(ds.y()[0], 4.526);
+    // Column-major access agrees with the row-major copy.
+    assert_eq!(ds.x().col(4)[0], 322.0);
+    // Population is the largest raw feature (the "imbalanced" problem).
+    let max_pop = ds.x().col(4).iter().cloned().fold(0.0, f64::max);
+    assert_eq!(max_pop, 35_682.0);
+    // MedHouseVal is capped at 5.00001 in the published data.
+    let max_y = ds.y().iter().cloned().fold(0.0, f64::max);
+    assert_eq!(max_y, 5.00001);
+}
+
+#[test]
+fn electricity_shape_labels_and_ranges() {
+    let d = electricity_named().unwrap();
+    assert_eq!(d.feature_names, ELECTRICITY_FEATURES);
+    let ds = &d.dataset;
+    assert_eq!((ds.n_samples(), ds.n_features()), (45_312, 8));
+    let up = ds.y().iter().filter(|&&v| v == 1.0).count();
+    let down = ds.y().iter().filter(|&&v| v == -1.0).count();
+    assert_eq!((up, down), (19_237, 26_075));
+    // First row: 0,2,0,0.056443,0.439155,0.003467,0.422915,0.414912,UP
+    assert_eq!(
+        ds.x().row(0),
+        &[0.0, 2.0, 0.0, 0.056443, 0.439155, 0.003467, 0.422915, 0.414912]
+    );
+    assert_eq!(ds.y()[0], 1.0);
+    // Last row (no trailing newline in the file): 0.9158,7,1,0.050679,0.288753,0.003542,0.355256,0.23114,DOWN
+    let last = ds.n_samples() - 1;
+    assert_eq!(
+        ds.x().row(last),
+        &[0.9158, 7.0, 1.0, 0.050679, 0.288753, 0.003542, 0.355256, 0.23114]
+    );
+    assert_eq!(ds.y()[last], -1.0);
+    // `day` is 1..7, every other column in [0, 1].
+    for j in 0..8 {
+        let (lo, hi) = if j == 1 { (1.0, 7.0) } else { (0.0, 1.0) };
+        assert!(
+            ds.x().col(j).iter().all(|&v| (lo..=hi).contains(&v)),
+            "column {j}"
+        );
+    }
+    ds.check_labels_for(&dp_models::Logistic).unwrap();
+}
+
+#[test]
+fn heart_scale_shape_and_first_row() {
+    let ds = heart_scale().unwrap();
+    assert_eq!((ds.n_samples(), ds.n_features()), (270, 13));
+    // +1 1:0.708333 2:1 3:1 4:-0.320755 5:-0.105023 6:-1 7:1 8:-0.419847 9:-1 10:-0.225806 12:1 13:-1
+    assert_eq!(
+        ds.x().row(0),
+        &[
+            0.708333, 1.0, 1.0, -0.320755, -0.105023, -1.0, 1.0, -0.419847, -1.0, -0.225806, 0.0,
+            1.0, -1.0
+        ]
+    );
+    assert_eq!(ds.y()[0], 1.0);
+    assert!(ds.y().iter().all(|&v| v == 1.0 || v == -1.0));
+    assert!(ds.x().col(0).iter().all(|v| (-1.0..=1.0).contains(v)));
+    let named = heart_scale_named().unwrap();
+    assert_eq!(named.feature_names.len(), 13);
+}
+
+#[test]
+fn heart_scale_sparse_equals_dense() {
+    let sparse = parse_libsvm(HEART_SCALE_TXT.as_bytes(), Some(13)).unwrap();
+    let dense = heart_scale().unwrap();
+    assert_eq!(sparse.y(), dense.y());
+    for i in 0..270 {
+        let mut row = [0.0; 13];
+        let (idx, val) = sparse.x().row(i);
+        for (&j, &v) in idx.iter().zip(val) {
+            row[j] = v;
+        }
+        assert_eq!(&row[..], dense.x().row(i), "row {i}");
+    }
+}
+
+#[test]
+fn csv_roundtrip_with_options() {
+    let text = "a;b;y\n1;2;yes\n3; 4 ;no\n";
+    let opts = CsvOptions {
+        target: Target::Name("y".into()),
+        header: true,
+        delimiter: b';',
+        labels: LabelMap::Binary {
+            positive: "yes".into(),
+            negative: "no".into(),
+        },
+    };
+    let d = parse_csv(text.as_bytes(), &opts).unwrap();
+    assert_eq!(d.feature_names, ["a", "b"]);
+    assert_eq!(d.dataset.y(), &[1.0, -1.0]);
+    assert_eq!(d.dataset.x().row(1), &[3.0, 4.0]);
+
+    // No header, target by index in the middle.
+    let opts = CsvOptions {
+        target: Target::Index(1),
+        header: false,
+        ..CsvOptions::default()
+    };
+    let d = parse_csv(b"1,10,2\n3,30,4\n", &opts).unwrap();
+    assert_eq!(d.dataset.y(), &[10.0, 30.0]);
+    assert_eq!(d.dataset.x().row(0), &[1.0, 2.0]);
+    assert_eq!(d.feature_names, ["column1", "column3"]);
+    assert_eq!(d.target_name, "column2");
+}
+
+#[test]
+fn csv_errors_name_line_and_reason() {
+    let reg = CsvOptions::default();
+    assert!(csv_err("", &reg).contains("empty CSV"));
+    assert!(csv_err(" \n\n", &reg).contains("empty CSV"));
+    assert!(csv_err("a,b\n", &reg).contains("no data rows"));
+    let e = csv_err("a,b\n1,2\n3,4,5\n", &reg);
+    assert!(e.contains("line 3") && e.contains("ragged"), "{e}");
+    let e = csv_err("a,b\n1,2\n3\n", &reg);
+    assert!(e.contains("line 3") && e.contains("ragged"), "{e}");
+    let e = csv_err("a,b\n1,2\nx,4\n", &reg);
+    assert!(
+        e.contains("line 3") && e.contains("\"a\"") && e.contains("not a number"),
+        "{e}"
+    );
+    let e = csv_err("a,b\nNaN,2\n", &reg);
+    assert!(e.contains("line 2") && e.contains("not finite"), "{e}");
+    let e = csv_err("a,b\n1,inf\n", &reg);
+    assert!(
+        e.contains("line 2") && e.contains("bad label") && e.contains("not finite"),
+        "{e}"
+    );
+    let e = csv_err("a,b\n1,2\n,3\n", &reg);
+    assert!(e.contains("line 3") && e.contains("empty field"), "{e}");
+    let cls = CsvOptions::classification(Target::Last, "UP", "DOWN");
+    let e = csv_err("a,b\n1,UP\n2,SIDEWAYS\n", &cls);
+    assert!(
+        e.contains("line 3") && e.contains("bad label") && e.contains("SIDEWAYS"),
+        "{e}"
+    );
+    let e = csv_err(
+        "a,b\n1,2\n",
+        &CsvOptions::regression(Target::Name("z".into())),
+    );
+    assert!(e.contains("\"z\" not found"), "{e}");
+    let e = csv_err("a,b\n1,2\n", &CsvOptions::regression(Target::Index(2)));
+    assert!(e.contains("out of range"), "{e}");
+    let e = csv_err(
+        "1,2\n",
+        &CsvOptions {
+            header: false,
+            target: Target::Name("a".into()),
+            ..CsvOptions::default()
+        },
+    );
+    assert!(e.contains("no header"), "{e}");
+    let e = csv_err("a\n1\n", &reg);
+    assert!(e.contains("at least one feature"), "{e}");
+    let e = csv_err("a,b\n1,\u{0}\u{ff}2\n", &reg);
+    assert!(e.contains("line 2"), "{e}");
+    let bad_utf8: &[u8] = b"a,b\n1,\xff\n";
+    let e = format!("{:#}", parse_csv(bad_utf8, &reg).unwrap_err());
+    assert!(e.contains("line 2") && e.contains("UTF-8"), "{e}");
+}
+
+#[test]
+fn libsvm_parses_and_infers_width() {
+    let d = parse_libsvm(
+        b"+1 1:0.5 3:2 # comment\n\n-1 2:-1\n# only a comment\n",
+        None,
+    )
+    .unwrap();
+    assert_eq!(d.n_samples(), 2);
+    assert_eq!(d.n_features(), 3);
+    assert_eq!(d.y(), &[1.0, -1.0]);
+    assert_eq!(d.x().row(0), (&[0usize, 2][..], &[0.5, 2.0][..]));
+    assert_eq!(d.x().col(1), (&[1usize][..], &[-1.0][..]));
+    let d = parse_libsvm(b"1 1:1\r\n0\r\n", Some(5)).unwrap();
+    assert_eq!((d.n_samples(), d.n_features()), (2, 5));
+    assert_eq!(d.x().nnz(), 1);
+}
+
+#[test]
+fn libsvm_errors_name_line_and_reason() {
+    assert!(svm_err("", None).contains("empty LIBSVM"));
+    assert!(svm_err("# nothing\n\n", None).contains("empty LIBSVM"));
+    let e = svm_err("1 1:1\nabc 1:1\n", None);
+    assert!(e.contains("line 2") && e.contains("bad label"), "{e}");
+    let e = svm_err("1 1:1\nnan 1:1\n", None);
+    assert!(e.contains("line 2") && e.contains("not finite"), "{e}");
+    let e = svm_err("1 1:1\n1 2\n", None);
+    assert!(e.contains("line 2") && e.contains("idx:value"), "{e}");
+    let e = svm_err("1 0:1\n", None);
+    assert!(e.contains("line 1") && e.contains("zero index"), "{e}");
+    let e = svm_err("1 3:1 2:1\n", None);
+    assert!(e.contains("line 1") && e.contains("not increasing"), "{e}");
+    let e = svm_err("1 3:1 3:1\n", None);
+    assert!(e.contains("not increasing"), "{e}");
+    let e = svm_err("1 x:1\n", None);
+    assert!(e.contains("not a positive integer"), "{e}");
+    let e = svm_err("1 -2:1\n", None);
+    assert!(e.contains("not a positive integer"), "{e}");
+    let e = svm_err("1 1:abc\n", None);
+    assert!(e.contains("not a number"), "{e}");
+    let e = svm_err("1\n1 1:inf\n", None);
+    assert!(e.contains("line 2") && e.contains("not finite"), "{e}");
+    let e = svm_err("1 1:1\n1 7:1\n", Some(5));
+    assert!(
+        e.contains("line 2") && e.contains("exceeds n_features = 5"),
+        "{e}"
+    );
+    let e = svm_err("1 99999999999:1\n", None);
+    assert!(e.contains("supported maximum"), "{e}");
+    let e = svm_err("1 1:1\n", Some(0));
+    assert!(e.contains("n_features = 0"), "{e}");
+    let e = svm_err("1\n-1\n", None);
+    assert!(e.contains("no feature appears"), "{e}");
+    let e = format!(
+        "{:#}",
+        parse_libsvm(b"1 1:1\n1 1:\xff\n", None).unwrap_err()
+    );
+    assert!(e.contains("line 2") && e.contains("UTF-8"), "{e}");
+}
+
+#[test]
+fn file_loaders_report_path_and_errors() {
+    let dir = std::env::temp_dir().join(format!("dp-bench-data-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv_path = dir.join("toy.csv");
+    std::fs::write(&csv_path, "f,y\n1,2\n3,4\n").unwrap();
+    let d = load_csv_named(&csv_path, &CsvOptions::default()).unwrap();
+    assert_eq!(d.name, "toy");
+    assert_eq!(d.dataset.y(), &[2.0, 4.0]);
+    let svm_path = dir.join("toy.svm");
+    std::fs::write(&svm_path, "1 2:3\n").unwrap();
+    let d = load_libsvm(&svm_path, None).unwrap();
+    assert_eq!(d.n_features(), 2);
+    let e = format!(
+        "{:#}",
+        load_csv(dir.join("missing.csv"), &CsvOptions::default()).unwrap_err()
+    );
+    assert!(e.contains("missing.csv"), "{e}");
+    std::fs::write(&svm_path, "1 2:3\n1 1:x\n").unwrap();
+    let e = format!("{:#}", load_libsvm(&svm_path, None).unwrap_err());
+    assert!(e.contains("toy.svm") && e.contains("line 2"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn loaders_never_panic_on_random_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        let _ = parse_csv(&bytes, &CsvOptions::default());
+        let _ = parse_csv(&bytes, &CsvOptions { header: false, ..CsvOptions::default() });
+        let _ = parse_libsvm(&bytes, None);
+        let _ = parse_libsvm(&bytes, Some(3));
+    }
+
+    #[test]
+    fn loaders_never_panic_on_near_valid_text(
+        text in "[0-9:,. \\-+#\nNaifx]{0,120}"
+    ) {
+        let _ = parse_csv(text.as_bytes(), &CsvOptions::default());
+        let _ = parse_csv(text.as_bytes(), &CsvOptions::classification(Target::Index(0), "1", "0"));
+        let _ = parse_libsvm(text.as_bytes(), None);
+        let _ = parse_libsvm(text.as_bytes(), Some(4));
+    }
+}

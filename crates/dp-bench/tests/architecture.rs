@@ -1,0 +1,100 @@
+//! Mechanical checks of the invariants stated in ARCHITECTURE.md.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| panic!("dp-bench is expected at crates/dp-bench"))
+}
+
+/// Dependencies point one way: accounting <- models <- optim <- bench <- xtask.
+#[test]
+fn workspace_dependencies_point_one_way() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(workspace_root())
+        .output()
+        .unwrap_or_else(|e| panic!("cargo metadata did not run: {e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let allowed: &[(&str, &[&str])] = &[
+        ("dp-accounting", &[]),
+        ("dp-models", &["dp-accounting"]),
+        ("dp-optim", &["dp-accounting", "dp-models"]),
+        ("dp-bench", &["dp-accounting", "dp-models", "dp-optim"]),
+    ];
+    let workspace: Vec<&str> = [
+        "dp-accounting",
+        "dp-models",
+        "dp-optim",
+        "dp-bench",
+        "xtask",
+    ]
+    .to_vec();
+    let packages = meta["packages"].as_array().unwrap();
+    for (name, ok) in allowed {
+        let pkg = packages
+            .iter()
+            .find(|p| p["name"] == *name)
+            .unwrap_or_else(|| panic!("package {name} missing from the workspace"));
+        for dep in pkg["dependencies"].as_array().unwrap() {
+            let dep_name = dep["name"].as_str().unwrap();
+            if workspace.contains(&dep_name) {
+                assert!(
+                    ok.contains(&dep_name),
+                    "{name} depends on {dep_name}, which breaks the one-way layering"
+                );
+            }
+        }
+    }
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                rust_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+}
+
+/// No ambient randomness in the library crates: every draw goes through an explicit RNG.
+#[test]
+fn library_crates_use_no_ambient_randomness() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for krate in ["dp-accounting", "dp-models", "dp-optim", "dp-bench"] {
+        rust_files(&root.join("crates").join(krate).join("src"), &mut files);
+    }
+    assert!(!files.is_empty());
+    let forbidden = ["thread_rng", "rand::rng()"];
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for word in forbidden {
+            assert!(
+                !text.contains(word),
+                "{} uses `{word}`: library crates take an explicit RNG",
+                f.display()
+            );
+        }
+    }
+}
