@@ -12,7 +12,9 @@
 //! done lazily in O(1) per step (spec section 2.6) plus O(p) and one `X wbar` per epoch.
 
 use crate::error::{positive, positive_count, OptimError, Result};
-use crate::kernel::{objective_from_predictor, ClipRule, ColumnKernels, CoordNoise, NoClip, NoNoise};
+use crate::kernel::{
+    objective_from_predictor, ClipRule, ColumnKernels, CoordNoise, NoClip, NoNoise,
+};
 use crate::report::{Diagnostics, FitReport, Streams};
 use dp_models::constants::coordinate_smoothness;
 use dp_models::{Dataset, Loss, Penalty};

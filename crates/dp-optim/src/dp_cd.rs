@@ -8,16 +8,16 @@
 
 use crate::cd::{check_problem, check_smoothness, run_cd, Averaging, CdProblem, Schedule};
 use crate::error::{positive, positive_count, OptimError, Result};
-use crate::kernel::{objective_from_predictor, ColumnKernels, PerCoordinate};
-use crate::privacy::{
-    Accounting, Adjacency, CoordGaussian, Guarantee, PrivacyReport, SolverPlan,
-};
-use crate::report::{Diagnostics, FitReport, Streams};
+use crate::kernel::{objective_from_predictor, ColumnKernels, NoNoise, PerCoordinate};
+use crate::privacy::{Accounting, Adjacency, CoordGaussian, Guarantee, PrivacyReport, SolverPlan};
+use crate::report::{Diagnostics, FitReport, Streams, Switches};
 use dp_accounting::calibrate::{self, Calibration, Plan, PlanMechanism};
 use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::mechanisms::Gaussian;
 use dp_accounting::{Delta, Epsilon};
-use dp_models::constants::{coordinate_smoothness, private_coordinate_smoothness, Provenance, Tagged};
+use dp_models::constants::{
+    coordinate_smoothness, private_coordinate_smoothness, Provenance, Tagged,
+};
 use dp_models::{Dataset, Loss, Penalty};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -184,8 +184,7 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             budget_fraction,
         } = &self.smoothness
         {
-            if !(budget_fraction.is_finite() && *budget_fraction > 0.0 && *budget_fraction < 1.0)
-            {
+            if !(budget_fraction.is_finite() && *budget_fraction > 0.0 && *budget_fraction < 1.0) {
                 return Err(OptimError::InvalidParameter {
                     name: "budget_fraction",
                     value: budget_fraction.to_string(),
@@ -277,17 +276,45 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
     }
 
     /// Fits on `data`, drawing randomness from `rng` (seed not recorded).
+    ///
+    /// # Privacy
+    ///
+    /// *Precondition:* neighbouring datasets have the same size `n` and differ in one
+    /// record (replace-one). The step scale, `C`, the number of passes, the averaging
+    /// mode and the initial point do not depend on the data; the `M_j` are public,
+    /// privately estimated (DP-CD-P, charged), or computed from the data with the
+    /// caller's explicit opt-in (then the guarantee does not cover what they reveal).
+    ///
+    /// *Claim:* the sequence of all iterates (hence the output) is
+    /// `(epsilon, delta)`-DP, with the achieved epsilon (at most the target) in the
+    /// report's [`Guarantee`].
+    ///
+    /// *Proof sketch* (`docs/privacy/dp-cd.md`): step `k` picks `j` independently of the
+    /// data and releases `g_j = (1/n) sum_i clip(grad_j loss(theta; d_i), C_j) + N(0,
+    /// sigma_j^2)`. Each clipped term lies in `[-C_j, C_j]`, so replacing one record moves
+    /// `g_j` by at most `2 C_j / n` (paper Sec. 5.1, Lemma A.2); with
+    /// `sigma_j = s * 2 C_j / n` every release is a Gaussian mechanism of noise multiplier
+    /// `s`, `(alpha, alpha / (2 s^2))`-RDP (Mironov 2017, Cor. 3) and `1/s`-GDP. The
+    /// releases compose adaptively (each gradient is taken at the previous released
+    /// iterate): `T*K` of them are `(alpha, T K alpha / (2 s^2))`-RDP (paper Thm B.5) and
+    /// exactly `sqrt(T K)/s`-GDP (Dong, Roth & Su 2022, Cor. 3.3). The prox step and the
+    /// averaging are post-processing. `s` is the smallest multiplier whose accounted
+    /// epsilon meets the target (paper accounting: Eq. 18; exact: analytic Gaussian
+    /// curve), taken on the passing side of the calibration search. DP-CD-P adds a pure
+    /// `eps'`-DP Laplace release of the `M_j`, composed sequentially
+    /// (`eps' + eps_opt <= epsilon`, same delta).
     pub fn fit<D: ColumnKernels, R: Rng + ?Sized>(
         &self,
         data: &Dataset<D>,
         rng: &mut R,
     ) -> Result<FitReport> {
-        self.fit_inner(data, Streams::from_rng(rng), None)
+        self.fit_inner(data, Streams::from_rng(rng), None, Switches::ON)
     }
 
     /// Fits on `data` with a `ChaCha20Rng` seeded by `seed` (recorded in the report).
+    /// See [`DpCd::fit`] for the privacy guarantee.
     pub fn fit_seeded<D: ColumnKernels>(&self, data: &Dataset<D>, seed: u64) -> Result<FitReport> {
-        self.fit_inner(data, Streams::from_seed(seed), Some(seed))
+        self.fit_inner(data, Streams::from_seed(seed), Some(seed), Switches::ON)
     }
 
     /// The plan for a dataset of `n` samples given the smoothness constants `m`
@@ -330,7 +357,8 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         let calibration = calibrate::calibrate_sigma(&plan, Epsilon::new(eps_opt)?, self.delta)?;
         let s = calibration.noise_multiplier;
         let trace: f64 = m.iter().sum();
-        let clip_thresholds: Vec<f64> = m.iter().map(|mj| (mj / trace).sqrt() * self.clip).collect();
+        let clip_thresholds: Vec<f64> =
+            m.iter().map(|mj| (mj / trace).sqrt() * self.clip).collect();
         let sensitivities: Vec<f64> = clip_thresholds.iter().map(|c| 2.0 * c / n as f64).collect();
         let noise_std: Vec<f64> = sensitivities.iter().map(|d| s * d).collect();
         let step_sizes = m.iter().map(|mj| self.step_scale / mj).collect();
@@ -353,11 +381,12 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         })
     }
 
-    fn fit_inner<D: ColumnKernels>(
+    pub(crate) fn fit_inner<D: ColumnKernels>(
         &self,
         data: &Dataset<D>,
         mut streams: Streams,
         seed: Option<u64>,
+        switches: Switches,
     ) -> Result<FitReport> {
         let start = std::time::Instant::now();
         check_problem("DP-CD", data, &self.loss, &self.penalty, self.w0.as_deref())?;
@@ -389,6 +418,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         };
         let provenance = tagged.provenance;
         let m = tagged.require_private(self.allow_non_private)?;
+        check_smoothness(&m, p)?;
 
         // 2. The plan, charged in full before the first release.
         let plan = self.plan_with(n, &m, provenance, eps_opt, eps_m)?;
@@ -414,19 +444,40 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             penalty: &self.penalty,
             steps: &plan.step_sizes,
         };
-        let mut noise = CoordGaussian {
-            mechanisms: &mechanisms,
-            rng: &mut streams.noise,
+        // The switches exist for the twin test only (crate-private): with noise and
+        // clipping off this is exactly the non-private `Cd`.
+        let no_clip;
+        let clip = if switches.clip {
+            PerCoordinate(&plan.clip_thresholds)
+        } else {
+            no_clip = vec![f64::INFINITY; p];
+            PerCoordinate(&no_clip)
         };
-        let zero_steps = run_cd(
-            &prob,
-            plan.schedule,
-            &PerCoordinate(&plan.clip_thresholds),
-            &mut noise,
-            &mut streams.coordinates,
-            &mut w,
-            &mut z,
-        );
+        let zero_steps = if switches.noise {
+            let mut noise = CoordGaussian {
+                mechanisms: &mechanisms,
+                rng: &mut streams.noise,
+            };
+            run_cd(
+                &prob,
+                plan.schedule,
+                &clip,
+                &mut noise,
+                &mut streams.coordinates,
+                &mut w,
+                &mut z,
+            )
+        } else {
+            run_cd(
+                &prob,
+                plan.schedule,
+                &clip,
+                &mut NoNoise,
+                &mut streams.coordinates,
+                &mut w,
+                &mut z,
+            )
+        };
         let seconds = start.elapsed().as_secs_f64();
         let objective = objective_from_predictor(&self.loss, &self.penalty, &w, &z, data.y());
         Ok(FitReport {

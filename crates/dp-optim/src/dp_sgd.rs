@@ -8,10 +8,10 @@
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::objective_from_predictor;
 use crate::privacy::{Accounting, Adjacency, Guarantee, PrivacyReport, SolverPlan};
-use crate::report::{Diagnostics, FitReport, Streams};
+use crate::report::{Diagnostics, FitReport, Streams, Switches};
 use crate::sgd::{
     check_sgd_problem, resolve_beta, row_norms, run_sgd, steps_for, GlobalSmoothness, L2ClipAt,
-    SgdProblem, VecNoise,
+    NoVecNoise, SgdProblem, VecNoise,
 };
 use dp_accounting::calibrate::{self, Calibration, Plan, PlanMechanism};
 use dp_accounting::ledger::{Charge, Ledger};
@@ -221,13 +221,17 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
     /// and the prox are post-processing. `s` is the smallest noise multiplier whose
     /// accounted epsilon over `steps` releases meets the target (`dp-accounting`
     /// calibration, passing side of the search).
-    pub fn fit<D: Design, R: Rng + ?Sized>(&self, data: &Dataset<D>, rng: &mut R) -> Result<FitReport> {
-        self.fit_inner(data, Streams::from_rng(rng), None)
+    pub fn fit<D: Design, R: Rng + ?Sized>(
+        &self,
+        data: &Dataset<D>,
+        rng: &mut R,
+    ) -> Result<FitReport> {
+        self.fit_inner(data, Streams::from_rng(rng), None, Switches::ON)
     }
     /// Fits on `data` with a `ChaCha20Rng` seeded by `seed` (recorded in the report).
     /// See [`DpSgd::fit`] for the privacy guarantee.
     pub fn fit_seeded<D: Design>(&self, data: &Dataset<D>, seed: u64) -> Result<FitReport> {
-        self.fit_inner(data, Streams::from_seed(seed), Some(seed))
+        self.fit_inner(data, Streams::from_seed(seed), Some(seed), Switches::ON)
     }
 
     fn accountant_plan(&self, steps: u64, q: f64) -> Result<Plan> {
@@ -272,14 +276,21 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         })
     }
 
-    fn fit_inner<D: Design>(
+    pub(crate) fn fit_inner<D: Design>(
         &self,
         data: &Dataset<D>,
         mut streams: Streams,
         seed: Option<u64>,
+        switches: Switches,
     ) -> Result<FitReport> {
         let start = std::time::Instant::now();
-        check_sgd_problem(data, &self.loss, &self.penalty, self.batch_size, self.w0.as_deref())?;
+        check_sgd_problem(
+            data,
+            &self.loss,
+            &self.penalty,
+            self.batch_size,
+            self.w0.as_deref(),
+        )?;
         let (n, p) = (data.n_samples(), data.n_features());
         let tagged = resolve_beta(&self.smoothness, &self.loss, data.x())?;
         let provenance = tagged.provenance;
@@ -317,20 +328,37 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
             batch: self.batch_size as f64,
             steps: plan.steps,
         };
-        let mut noise = IsoGaussian {
-            mechanism: Gaussian::new(plan.noise_std)?,
-            rng: &mut streams.noise,
-        };
         let mut w = self.w0.clone().unwrap_or_else(|| vec![0.0; p]);
         let mut g = vec![0.0; p];
-        run_sgd(
-            &prob,
-            L2ClipAt(self.clip),
-            &mut noise,
-            &mut streams.coordinates,
-            &mut w,
-            &mut g,
-        );
+        // The switches exist for the twin test only (crate-private).
+        let clip = L2ClipAt(if switches.clip {
+            self.clip
+        } else {
+            f64::INFINITY
+        });
+        if switches.noise {
+            let mut noise = IsoGaussian {
+                mechanism: Gaussian::new(plan.noise_std)?,
+                rng: &mut streams.noise,
+            };
+            run_sgd(
+                &prob,
+                clip,
+                &mut noise,
+                &mut streams.coordinates,
+                &mut w,
+                &mut g,
+            );
+        } else {
+            run_sgd(
+                &prob,
+                clip,
+                &mut NoVecNoise,
+                &mut streams.coordinates,
+                &mut w,
+                &mut g,
+            );
+        }
         let seconds = start.elapsed().as_secs_f64();
         let mut z = vec![0.0; n];
         data.x().matvec(&w, &mut z);

@@ -17,3 +17,6 @@ pub use kernel::ColumnKernels;
 pub use privacy::{Accounting, Adjacency, Guarantee, PrivacyReport, SolverPlan};
 pub use report::{Diagnostics, FitReport};
 pub use sgd::{GlobalSmoothness, Sgd, SgdParams};
+
+#[cfg(test)]
+mod tests;

@@ -90,3 +90,23 @@ impl Streams {
         Self::from_rng(&mut ChaCha20Rng::seed_from_u64(seed))
     }
 }
+
+/// Crate-private switches of a private solver's noise and clipping. Only the twin tests
+/// turn them off; every public entry point uses [`Switches::ON`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Switches {
+    pub noise: bool,
+    pub clip: bool,
+}
+
+impl Switches {
+    pub(crate) const ON: Switches = Switches {
+        noise: true,
+        clip: true,
+    };
+    #[cfg(test)]
+    pub(crate) const OFF: Switches = Switches {
+        noise: false,
+        clip: false,
+    };
+}

@@ -119,7 +119,9 @@ where
             let coef = d * clip.factor(d.abs() * prob.row_norms[i]);
             prob.x.row_axpy(i, coef, g);
             sampled += 1;
-            i = i.saturating_add(1).saturating_add(geometric_skip(sample_rng, log1m_q));
+            i = i
+                .saturating_add(1)
+                .saturating_add(geometric_skip(sample_rng, log1m_q));
         }
         noise.perturb(g);
         for (j, (wj, &gj)) in w.iter_mut().zip(g.iter()).enumerate() {
@@ -175,7 +177,9 @@ pub(crate) fn resolve_beta<D: Design, L: Loss + ?Sized>(
 
 /// `||x_i||_2` for every row.
 pub(crate) fn row_norms<D: Design>(x: &D) -> Vec<f64> {
-    (0..x.n_samples()).map(|i| x.row_sq_norm(i).sqrt()).collect()
+    (0..x.n_samples())
+        .map(|i| x.row_sq_norm(i).sqrt())
+        .collect()
 }
 
 /// Builder of non-private proximal SGD with Poisson subsampling, DP-SGD's twin.
@@ -270,7 +274,11 @@ pub(crate) fn steps_for(passes: u64, n: usize, b: u64) -> Result<u64> {
 
 impl<L: Loss, P: Penalty> Sgd<L, P> {
     /// Fits on `data`, drawing randomness from `rng` (seed not recorded).
-    pub fn fit<D: Design, R: Rng + ?Sized>(&self, data: &Dataset<D>, rng: &mut R) -> Result<FitReport> {
+    pub fn fit<D: Design, R: Rng + ?Sized>(
+        &self,
+        data: &Dataset<D>,
+        rng: &mut R,
+    ) -> Result<FitReport> {
         self.fit_inner(data, Streams::from_rng(rng), None)
     }
     /// Fits on `data` with a `ChaCha20Rng` seeded by `seed` (recorded in the report).
@@ -285,7 +293,13 @@ impl<L: Loss, P: Penalty> Sgd<L, P> {
         seed: Option<u64>,
     ) -> Result<FitReport> {
         let start = std::time::Instant::now();
-        check_sgd_problem(data, &self.loss, &self.penalty, self.batch_size, self.w0.as_deref())?;
+        check_sgd_problem(
+            data,
+            &self.loss,
+            &self.penalty,
+            self.batch_size,
+            self.w0.as_deref(),
+        )?;
         let (n, p) = (data.n_samples(), data.n_features());
         let beta = resolve_beta(&self.smoothness, &self.loss, data.x())?.value;
         let norms = row_norms(data.x());
@@ -302,7 +316,14 @@ impl<L: Loss, P: Penalty> Sgd<L, P> {
         };
         let mut w = self.w0.clone().unwrap_or_else(|| vec![0.0; p]);
         let mut g = vec![0.0; p];
-        run_sgd(&prob, NoL2Clip, &mut NoVecNoise, &mut streams.coordinates, &mut w, &mut g);
+        run_sgd(
+            &prob,
+            NoL2Clip,
+            &mut NoVecNoise,
+            &mut streams.coordinates,
+            &mut w,
+            &mut g,
+        );
         let seconds = start.elapsed().as_secs_f64();
         let mut z = vec![0.0; n];
         data.x().matvec(&w, &mut z);
