@@ -11,6 +11,9 @@
 //! Electricity (raw, logistic + (1e-3 / 2) ||w||^2) and a dense 1e5 x 100 synthetic
 //! LASSO design with standard-normal-like features.
 
+// `criterion_group!` generates an undocumented public function.
+#![allow(missing_docs)]
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use dp_models::{Dataset, DenseDesign, Logistic, Loss, Penalty, Squared, L1, L2};
 use dp_optim::{CdParams, DpCdParams, DpSgdParams};
@@ -21,13 +24,17 @@ use std::time::Duration;
 fn synthetic(n: usize, p: usize) -> Dataset<DenseDesign> {
     let mut rng = ChaCha20Rng::seed_from_u64(2022);
     // Sum of four uniforms, centred and scaled: close to N(0, 1), cheap to generate.
-    let mut normal = || (0..4).map(|_| rng.random::<f64>()).sum::<f64>() * 3f64.sqrt() - 2.0 * 3f64.sqrt();
+    let mut normal =
+        || (0..4).map(|_| rng.random::<f64>()).sum::<f64>() * 3f64.sqrt() - 2.0 * 3f64.sqrt();
     let x: Vec<f64> = (0..n * p).map(|_| normal()).collect();
     let y: Vec<f64> = (0..n)
         .map(|i| (0..10).map(|j| x[i * p + j]).sum::<f64>() + 0.1 * normal())
         .collect();
-    Dataset::new(DenseDesign::from_row_major(n, p, &x).expect("synthetic design"), y)
-        .expect("synthetic dataset")
+    Dataset::new(
+        DenseDesign::from_row_major(n, p, &x).expect("synthetic design"),
+        y,
+    )
+    .expect("synthetic dataset")
 }
 
 fn bench_problem<L: Loss + Clone, P: Penalty + Clone>(
@@ -81,20 +88,45 @@ fn bench_problem<L: Loss + Clone, P: Penalty + Clone>(
             .allow_non_private_constants(true)
             .build()
             .expect("dp-sgd params");
-        group.bench_function(BenchmarkId::new("dp-sgd", format!("{passes} epochs")), |b| {
-            b.iter(|| sgd.fit_seeded(data, 1).expect("dp-sgd fit"))
-        });
+        group.bench_function(
+            BenchmarkId::new("dp-sgd", format!("{passes} epochs")),
+            |b| b.iter(|| sgd.fit_seeded(data, 1).expect("dp-sgd fit")),
+        );
     }
     group.finish();
 }
 
 fn solvers(c: &mut Criterion) {
     let california = dp_bench::data::california().expect("embedded California data");
-    bench_problem(c, "california", &california, Squared::full(), L1::new(0.1).expect("l1"), &[1, 10], &[1]);
+    bench_problem(
+        c,
+        "california",
+        &california,
+        Squared::full(),
+        L1::new(0.1).expect("l1"),
+        &[1, 10],
+        &[1],
+    );
     let electricity = dp_bench::data::electricity().expect("embedded Electricity data");
-    bench_problem(c, "electricity", &electricity, Logistic, L2::new(1e-3).expect("l2"), &[1, 10], &[1]);
+    bench_problem(
+        c,
+        "electricity",
+        &electricity,
+        Logistic,
+        L2::new(1e-3).expect("l2"),
+        &[1, 10],
+        &[1],
+    );
     let dense = synthetic(100_000, 100);
-    bench_problem(c, "dense-1e5x100", &dense, Squared::full(), L1::new(0.1).expect("l1"), &[1, 5], &[1]);
+    bench_problem(
+        c,
+        "dense-1e5x100",
+        &dense,
+        Squared::full(),
+        L1::new(0.1).expect("l1"),
+        &[1, 5],
+        &[1],
+    );
 }
 
 criterion_group!(benches, solvers);
