@@ -14,6 +14,7 @@
 //! * `reference/california_gap`: one duality-gap evaluation there.
 //!
 //! Run: `cargo bench -p dp-bench --bench models`.
+#![allow(missing_docs)] // criterion_group! generates an undocumented function
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use dp_models::reference::{cd_pass, duality_gap};
@@ -117,5 +118,9 @@ fn reference_california(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, coordinate_loop, reference_california);
+criterion_group! {
+    name = benches;
+    config = Criterion::default();
+    targets = coordinate_loop, reference_california
+}
 criterion_main!(benches);
