@@ -77,6 +77,7 @@ use dp_accounting::Delta;
 use dp_models::constants::{coordinate_smoothness, Provenance, Tagged};
 use dp_models::{Dataset, Design, Loss, Penalty};
 use error::invalid;
+use gradient::SelectionNoise;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
@@ -519,8 +520,8 @@ impl<L: Loss, P: Penalty> DpGcdPlan<L, P> {
         let mut ledger = Ledger::new();
         let t_iter = prm.iterations;
         // Per-iteration mechanisms (data-independent scales up to Delta_j).
-        let (selector, update_multiplier, selection_multiplier) = match self.calibration {
-            Calibration::Off => (Selector::Exact, 0.0, 0.0),
+        let (selection_noise, update_multiplier, selection_multiplier) = match self.calibration {
+            Calibration::Off => (SelectionNoise::Off, 0.0, 0.0),
             Calibration::Laplace { step_epsilon } => {
                 ledger.charge(Charge::PureDp {
                     epsilon: step_epsilon,
@@ -535,18 +536,19 @@ impl<L: Loss, P: Penalty> DpGcdPlan<L, P> {
                 match prm.rnm {
                     RnmCalibration::Conservative => {
                         let mult = 2.0 / step_epsilon;
+                        // Laplace(2 Delta_u / eps') on each score: rnm_epsilon(Delta_u, b,
+                        // monotone = false) = eps'.
+                        let scale = Laplace::new(mult * score_sensitivity)?.scale();
                         (
-                            Selector::Rnm(ReportNoisyMax::new(
-                                RnmNoise::Laplace,
-                                mult * score_sensitivity,
-                            )?),
+                            SelectionNoise::LaplaceOnScore { scale },
                             1.0 / step_epsilon,
                             mult,
                         )
                     }
                     RnmCalibration::Paper => (
-                        Selector::PaperInside {
-                            multiplier: 1.0 / step_epsilon,
+                        // chi_j ~ Lap(lambda'_j), lambda'_j = Delta_j / eps' = (2 / (n eps')) C_j.
+                        SelectionNoise::LaplaceInside {
+                            factor: 2.0 * inv_n / step_epsilon,
                         },
                         1.0 / step_epsilon,
                         1.0 / step_epsilon,
@@ -566,14 +568,9 @@ impl<L: Loss, P: Penalty> DpGcdPlan<L, P> {
                     noise_multiplier: z,
                     count: t_iter,
                 })?;
-                (
-                    Selector::Rnm(ReportNoisyMax::new(
-                        RnmNoise::Gumbel,
-                        mult * score_sensitivity,
-                    )?),
-                    z,
-                    mult,
-                )
+                let scale =
+                    ReportNoisyMax::new(RnmNoise::Gumbel, mult * score_sensitivity)?.scale();
+                (SelectionNoise::GumbelOnScore { scale }, z, mult)
             }
         };
 
@@ -583,11 +580,6 @@ impl<L: Loss, P: Penalty> DpGcdPlan<L, P> {
         let mut deriv = vec![0.0; n];
         let mut grad = vec![0.0; p];
         let mut scores = vec![0.0; p];
-        let mut chi = match selector {
-            Selector::PaperInside { .. } => vec![0.0; p],
-            _ => Vec::new(),
-        };
-        let unit_laplace = Laplace::new(1.0)?;
         let mut selected = Vec::with_capacity(t_iter as usize);
         let mut trajectory = Vec::new();
         if prm.record_trajectory {
@@ -628,32 +620,19 @@ impl<L: Loss, P: Penalty> DpGcdPlan<L, P> {
             // Only the index is released.
             // Paper: chi_j ~ Lap(Delta_j / eps') inside the score, as Algorithm 1 line 3;
             // the paper's eps'-DP claim is reproduced, not proven (docs/privacy/dp-gcd.md).
-            let j = match &selector {
-                Selector::Exact => {
-                    gradient::gradient_and_scores(&ctx, &deriv, &w, None, &mut grad, &mut scores);
-                    argmax(&scores)
-                }
-                Selector::Rnm(rnm) => {
-                    gradient::gradient_and_scores(&ctx, &deriv, &w, None, &mut grad, &mut scores);
-                    rnm.select(rng, &scores)?
-                }
-                Selector::PaperInside { multiplier } => {
-                    unit_laplace.fill(rng, &mut chi);
-                    // chi_j = (Delta_j / eps') * Lap(1): scale lambda'_j = Delta_j / eps'.
-                    for (c, cj) in chi.iter_mut().zip(&clip_j) {
-                        *c *= multiplier * 2.0 * cj * inv_n;
-                    }
-                    gradient::gradient_and_scores(
-                        &ctx,
-                        &deriv,
-                        &w,
-                        Some(&chi),
-                        &mut grad,
-                        &mut scores,
-                    );
-                    argmax(&scores)
-                }
-            };
+            let mut seed = [0u8; 32];
+            if !matches!(selection_noise, SelectionNoise::Off) {
+                rng.fill_bytes(&mut seed);
+            }
+            let j = gradient::pass(
+                &ctx,
+                &deriv,
+                &w,
+                selection_noise,
+                seed,
+                &mut grad,
+                &mut scores,
+            );
             if scores.iter().any(|s| s.is_nan()) {
                 return Err(diverged(t));
             }
@@ -792,6 +771,21 @@ impl<L: Loss, P: Penalty> DpGcdPlan<L, P> {
                     rho: None,
                     proven,
                 });
+                if !proven && prm.rule == SelectionRule::GsL {
+                    // The paper's GS-L selection (noise inside |.|, factor 1) is provably
+                    // 2 eps'-DP (docs/privacy/dp-gcd.md); with the eps'-DP update, in zCDP.
+                    let rho = t as f64
+                        * (dp_accounting::zcdp::pure_dp_rho(2.0 * step_epsilon)?
+                            + dp_accounting::zcdp::pure_dp_rho(step_epsilon)?);
+                    let eps = epsilon_from_rho(rho, Delta::new(prm.delta)?, ZcdpConversion::Cks20)?;
+                    others.push(Guarantee {
+                        accountant: "proven bound for the paper's calibration: selection 2 eps', update eps', zCDP".into(),
+                        epsilon: eps,
+                        delta: prm.delta,
+                        rho: Some(rho),
+                        proven: true,
+                    });
+                }
                 Ok((main, others))
             }
             Calibration::Zcdp(split) => {
@@ -817,15 +811,6 @@ impl<L: Loss, P: Penalty> DpGcdPlan<L, P> {
             }
         }
     }
-}
-
-enum Selector {
-    /// No noise: exact argmax.
-    Exact,
-    /// Report-noisy-max on the deterministic scores.
-    Rnm(ReportNoisyMax),
-    /// The paper's noise inside the score.
-    PaperInside { multiplier: f64 },
 }
 
 fn diverged(t: u64) -> DpGcdError {

@@ -367,3 +367,52 @@ fn selection_concentrates_as_noise_vanishes() {
         assert!(freq[0] < freq[2], "{variant:?} {freq:?}");
     }
 }
+
+/// Seeded private fits do not depend on the number of rayon threads (the selection noise
+/// streams are tied to fixed coordinate blocks).
+#[test]
+fn private_fits_do_not_depend_on_the_thread_count() {
+    let (n, p) = (100, 3000);
+    let mut rng = ChaCha20Rng::seed_from_u64(21);
+    let mut trip = Vec::new();
+    for j in 0..p {
+        for i in 0..n {
+            if rng.random::<f64>() < 0.25 || i == j % n {
+                trip.push((i, j, 1.0));
+            }
+        }
+    }
+    assert!(trip.len() >= 1 << 16);
+    let x = SparseDesign::from_triplets(n, p, &trip).unwrap();
+    let y: Vec<f64> = (0..n)
+        .map(|i| if i % 4 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let data = Dataset::new(x, y).unwrap();
+    for (variant, rnm) in [
+        (Variant::Laplace, RnmCalibration::Conservative),
+        (Variant::Laplace, RnmCalibration::Paper),
+        (Variant::Zcdp, RnmCalibration::Conservative),
+    ] {
+        let plan = DpGcd::new(Logistic, L1::new(1e-3).unwrap())
+            .epsilon(1.0)
+            .delta(1e-4)
+            .iterations(6)
+            .clip(1.0)
+            .rule(SelectionRule::GsR)
+            .variant(variant)
+            .rnm_calibration(rnm)
+            .allow_non_private_constants(true)
+            .build()
+            .unwrap();
+        let fit_with = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| plan.fit_seeded(&data, 5).unwrap())
+        };
+        let (a, b) = (fit_with(1), fit_with(3));
+        assert_eq!(a.selected, b.selected, "{variant:?} {rnm:?}");
+        assert_eq!(bits(&a.coefficients), bits(&b.coefficients));
+    }
+}
