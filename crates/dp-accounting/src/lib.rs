@@ -1,11 +1,16 @@
-//! # dp-accounting
-//!
-//! Privacy measures, mechanisms, accountants, calibration and a budget ledger.
-//! This crate knows nothing of machine learning: every other crate of the workspace
-//! spends privacy through it.
+#![doc = include_str!("../README.md")]
 
+pub mod calibrate;
+pub mod composition;
 pub mod error;
+pub mod gdp;
+pub mod ledger;
+pub mod mechanisms;
+pub mod num;
 pub mod params;
+pub mod rdp;
+pub mod subsampled;
+pub mod zcdp;
 
 pub use error::{AccountingError, Result};
 pub use params::{Delta, Epsilon, NoiseMultiplier, Norm, Rho, SamplingRate, Sensitivity};

@@ -3,3 +3,4 @@
 //! Datasets, experiments, the tuning runner, reports and figures.
 
 pub mod data;
+pub mod synthetic;

@@ -7,6 +7,8 @@ pub mod error;
 pub mod loss;
 pub mod objective;
 pub mod penalty;
+pub mod preprocess;
+pub mod reference;
 
 pub use constants::{Provenance, Tagged};
 pub use dataset::Dataset;
@@ -15,3 +17,4 @@ pub use error::{ModelError, Result};
 pub use loss::{Hinge, Huber, Logistic, Loss, Squared, SquaredHinge};
 pub use objective::Objective;
 pub use penalty::{BoxConstraint, ElasticNet, NoPenalty, Penalty, L1, L2};
+pub use reference::{solve, CertificateKind, Certified, ReferenceOptions};

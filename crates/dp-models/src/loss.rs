@@ -30,6 +30,24 @@ pub trait Loss: Send + Sync + std::fmt::Debug {
     }
     /// True when labels must be in `{-1, +1}`.
     fn is_classification(&self) -> bool;
+    /// The convex conjugate in `z`, `phi*(u, y) = sup_z { u z - phi(z, y) }`, used for
+    /// duality gaps: `Some(f64::INFINITY)` outside its domain, `None` when the loss does
+    /// not provide it. Every provided conjugate has a domain that is an interval
+    /// containing 0, so shrinking `u` towards 0 stays inside it.
+    fn conjugate(&self, u: f64, y: f64) -> Option<f64> {
+        let _ = (u, y);
+        None
+    }
+}
+
+/// `t log t` with `0 log 0 = 0`.
+#[inline]
+fn xlogx(t: f64) -> f64 {
+    if t > 0.0 {
+        t * t.ln()
+    } else {
+        0.0
+    }
 }
 
 /// Squared loss `(factor / 2) (z - y)^2`.
@@ -84,6 +102,10 @@ impl Loss for Squared {
     fn is_classification(&self) -> bool {
         false
     }
+    /// `phi(z) = (c/2)(z - y)^2` gives `phi*(u) = u y + u^2 / (2c)` (finite everywhere).
+    fn conjugate(&self, u: f64, y: f64) -> Option<f64> {
+        Some(u * y + u * u / (2.0 * self.factor))
+    }
 }
 
 /// Logistic loss `log(1 + exp(-y z))`, labels in `{-1, +1}`; computed stably for large `|z|`.
@@ -132,6 +154,17 @@ impl Loss for Logistic {
     fn is_classification(&self) -> bool {
         true
     }
+    /// With `g(t) = log(1 + e^{-t})` and `phi(z, y) = g(y z)`, `y = +-1`:
+    /// `phi*(u, y) = g*(u y)`, and `g*(v) = s log s + (1 - s) log(1 - s)` with `s = -v`
+    /// for `v in [-1, 0]`, `+inf` otherwise (so `phi*` is finite iff `s = -u y in [0, 1]`).
+    fn conjugate(&self, u: f64, y: f64) -> Option<f64> {
+        let s = -u * y;
+        Some(if (0.0..=1.0).contains(&s) {
+            xlogx(s) + xlogx(1.0 - s)
+        } else {
+            f64::INFINITY
+        })
+    }
 }
 
 /// Squared hinge `max(0, 1 - y z)^2`, labels in `{-1, +1}` (curvature 2, derivative unbounded).
@@ -159,6 +192,17 @@ impl Loss for SquaredHinge {
     }
     fn is_classification(&self) -> bool {
         true
+    }
+    /// With `g(t) = max(0, 1 - t)^2` and `phi(z, y) = g(y z)`: `phi*(u, y) = g*(u y)`,
+    /// `g*(v) = v + v^2 / 4` for `v <= 0` (the sup over `t` is attained at `t = 1 + v/2`),
+    /// `+inf` for `v > 0` (let `t -> inf`).
+    fn conjugate(&self, u: f64, y: f64) -> Option<f64> {
+        let v = u * y;
+        Some(if v <= 0.0 {
+            v + 0.25 * v * v
+        } else {
+            f64::INFINITY
+        })
     }
 }
 
@@ -205,6 +249,15 @@ impl Loss for Huber {
     }
     fn is_classification(&self) -> bool {
         false
+    }
+    /// `phi(z, y) = h(z - y)`; the Huber function's conjugate is `h*(u) = u^2 / 2` on
+    /// `|u| <= delta` (`+inf` outside), so `phi*(u, y) = u y + u^2 / 2` there.
+    fn conjugate(&self, u: f64, y: f64) -> Option<f64> {
+        Some(if u.abs() <= self.delta {
+            u * y + 0.5 * u * u
+        } else {
+            f64::INFINITY
+        })
     }
 }
 
@@ -270,6 +323,52 @@ mod tests {
         check(&Logistic);
         check(&SquaredHinge);
         check(&Huber::new(0.7).unwrap());
+    }
+
+    /// Fenchel-Young: phi(z) + phi*(u) >= u z, with equality at u = phi'(z); and a brute
+    /// force sup over a grid of z matches the closed form.
+    fn check_conjugate<L: Loss>(l: &L) {
+        for &y in &[-1.0f64, 1.0, 0.4] {
+            if l.is_classification() && y.abs() != 1.0 {
+                continue;
+            }
+            for &z in &[-2.5, -0.3, 0.0, 0.8, 3.0] {
+                let u = l.derivative(z, y);
+                let c = l.conjugate(u, y).unwrap();
+                let fy = l.value(z, y) + c - u * z;
+                assert!(
+                    fy.abs() < 1e-12,
+                    "{} equality at z={z} y={y}: {fy}",
+                    l.name()
+                );
+                // Brute-force sup over a fine grid never exceeds the closed form by more
+                // than rounding, and comes close to it.
+                let mut best = f64::NEG_INFINITY;
+                for k in -40_000..=40_000 {
+                    let t = k as f64 * 1e-3;
+                    best = best.max(u * t - l.value(t, y));
+                }
+                assert!(best <= c + 1e-12, "{}: grid {best} > {c}", l.name());
+                assert!(best >= c - 1e-5, "{}: grid {best} << {c}", l.name());
+            }
+        }
+    }
+
+    #[test]
+    fn conjugates_are_correct() {
+        check_conjugate(&Squared::half());
+        check_conjugate(&Squared::full());
+        check_conjugate(&Logistic);
+        check_conjugate(&SquaredHinge);
+        check_conjugate(&Huber::new(0.7).unwrap());
+        assert_eq!(Logistic.conjugate(0.5, 1.0), Some(f64::INFINITY));
+        assert_eq!(SquaredHinge.conjugate(0.5, 1.0), Some(f64::INFINITY));
+        assert_eq!(
+            Huber::new(0.7).unwrap().conjugate(0.8, 0.0),
+            Some(f64::INFINITY)
+        );
+        assert_eq!(Logistic.conjugate(0.0, 1.0), Some(0.0));
+        assert!(Hinge.conjugate(0.0, 1.0).is_none());
     }
 
     #[test]

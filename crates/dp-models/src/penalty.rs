@@ -24,6 +24,21 @@ pub trait Penalty: Send + Sync + std::fmt::Debug {
             .map(|(j, &x)| self.value_1d(j, x))
             .sum()
     }
+    /// The convex conjugate `psi_j*(v) = sup_w { v w - psi_j(w) }` for duality gaps, or
+    /// `None` when the penalty does not provide it. Only called with `|v| <=`
+    /// [`Penalty::dual_radius`]`(j)`, where it is finite.
+    fn conjugate_1d(&self, j: usize, v: f64) -> Option<f64> {
+        let _ = (j, v);
+        None
+    }
+    /// `r_j` such that `psi_j*` is finite exactly on `[-r_j, r_j]` (`f64::INFINITY` when
+    /// finite everywhere), or `None` when no conjugate is provided. A duality-gap
+    /// certificate needs `r_j > 0` for every `j`, so that a dual candidate can be rescaled
+    /// into the domain.
+    fn dual_radius(&self, j: usize) -> Option<f64> {
+        let _ = j;
+        None
+    }
     /// Checks the penalty fits a problem with `p` features (per-coordinate weights or
     /// bounds have length `p`).
     fn check_dimension(&self, p: usize) -> Result<()> {
@@ -148,6 +163,17 @@ impl Penalty for L1 {
     fn check_dimension(&self, p: usize) -> Result<()> {
         check_len("l1 weights", self.weights.len(), p)
     }
+    /// `(l |.|)* = indicator of [-l, l]`: 0 inside.
+    fn conjugate_1d(&self, j: usize, v: f64) -> Option<f64> {
+        Some(if v.abs() <= self.strength(j) {
+            0.0
+        } else {
+            f64::INFINITY
+        })
+    }
+    fn dual_radius(&self, j: usize) -> Option<f64> {
+        Some(self.strength(j))
+    }
 }
 
 /// `(lambda / 2) sum_j omega_j w_j^2` (weights default to 1).
@@ -198,6 +224,24 @@ impl Penalty for L2 {
     }
     fn check_dimension(&self, p: usize) -> Result<()> {
         check_len("l2 weights", self.weights.len(), p)
+    }
+    /// `((l/2) w^2)* = v^2 / (2 l)` for `l > 0`; for `l = 0` the indicator of `{0}`.
+    fn conjugate_1d(&self, j: usize, v: f64) -> Option<f64> {
+        let l = self.strength(j);
+        Some(if l > 0.0 {
+            v * v / (2.0 * l)
+        } else if v == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        })
+    }
+    fn dual_radius(&self, j: usize) -> Option<f64> {
+        Some(if self.strength(j) > 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        })
     }
 }
 
@@ -254,6 +298,28 @@ impl Penalty for ElasticNet {
     }
     fn check_dimension(&self, p: usize) -> Result<()> {
         check_len("elastic-net weights", self.weights.len(), p)
+    }
+    /// `(a |w| + (b/2) w^2)* = max(|v| - a, 0)^2 / (2 b)` for `b > 0` (with
+    /// `a = omega_j l1`, `b = omega_j l2`); for `b = 0` the indicator of `[-a, a]`.
+    fn conjugate_1d(&self, j: usize, v: f64) -> Option<f64> {
+        let o = self.weights.get(j);
+        let (a, b) = (o * self.l1, o * self.l2);
+        let e = (v.abs() - a).max(0.0);
+        Some(if b > 0.0 {
+            e * e / (2.0 * b)
+        } else if e == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        })
+    }
+    fn dual_radius(&self, j: usize) -> Option<f64> {
+        let o = self.weights.get(j);
+        Some(if o * self.l2 > 0.0 {
+            f64::INFINITY
+        } else {
+            o * self.l1
+        })
     }
 }
 
@@ -327,6 +393,42 @@ impl Penalty for BoxConstraint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conjugates_by_brute_force() {
+        let pens: Vec<Box<dyn Penalty>> = vec![
+            Box::new(L1::new(0.7).unwrap()),
+            Box::new(L2::new(1.3).unwrap()),
+            Box::new(ElasticNet::new(0.5, 0.8).unwrap()),
+            Box::new(ElasticNet::new(0.5, 0.0).unwrap()),
+        ];
+        for pen in &pens {
+            let r = pen.dual_radius(0).unwrap();
+            for &v in &[-2.0f64, -0.6, -0.2, 0.0, 0.3, 0.65, 1.9] {
+                if v.abs() > r {
+                    assert_eq!(
+                        pen.conjugate_1d(0, v),
+                        Some(f64::INFINITY),
+                        "{}",
+                        pen.name()
+                    );
+                    continue;
+                }
+                let c = pen.conjugate_1d(0, v).unwrap();
+                let mut best = f64::NEG_INFINITY;
+                for k in -100_000..=100_000 {
+                    let w = k as f64 * 1e-4;
+                    best = best.max(v * w - pen.value_1d(0, w));
+                }
+                assert!(
+                    best <= c + 1e-12 && best >= c - 1e-6,
+                    "{} v={v}: {best} vs {c}",
+                    pen.name()
+                );
+            }
+        }
+        assert!(NoPenalty.dual_radius(0).is_none());
+    }
 
     #[test]
     fn prox_values_by_hand() {

@@ -1,0 +1,376 @@
+//! Plans, their epsilon, and noise calibration.
+//!
+//! A [`Plan`] is `steps` adaptive releases of one mechanism (the plain Gaussian, or the
+//! Poisson-subsampled Gaussian) at a common noise multiplier, accounted by one
+//! [`Accountant`]. [`epsilon`] gives an upper bound on its epsilon at a delta (rounded
+//! up); [`calibrate_sigma`] finds the smallest noise multiplier meeting a target.
+//!
+//! # Privacy
+//! * `Rdp(conversion)`: per-step RDP computed once per order, times `steps` (Mironov
+//!   2017, Prop. 1), converted with `conversion` and minimised over the order (grid +
+//!   golden section, see [`crate::rdp`]). For the plain Gaussian the RDP curve is
+//!   `steps * alpha / (2 sigma^2)` and the order is optimised over continuous alpha;
+//!   with `RdpConversion::Mironov` this is DP-CD's Eq. (18) exactly.
+//! * `Zcdp`: `rho = steps / (2 sigma^2)` (plain Gaussian only), converted with the
+//!   smaller of Bun-Steinke and CKS20 (see [`crate::zcdp`]).
+//! * `Gdp`: `mu = sqrt(steps)/sigma`, exact for the plain Gaussian (Dong, Roth & Su 2022),
+//!   converted with the analytic Gaussian curve (Balle & Wang 2018); see [`crate::gdp`].
+//! * `MomentsAccountant`: the moments accountant of Abadi et al. 2016 as DP-SCD uses it,
+//!   i.e. the same RDP code restricted to integer orders 2..=129 with Mironov's
+//!   conversion.
+//! * `Pld`: privacy loss distributions (helper module `pld`), when available.
+//!
+//! # Calibration never overshoots
+//! [`calibrate_sigma`] brackets and bisects (geometrically) on the noise multiplier; the
+//! map sigma -> epsilon is non-increasing for every accountant here, and the returned
+//! multiplier is the *passing* end of the final bracket: its reported (rounded-up)
+//! epsilon is <= the target.
+
+use crate::error::{AccountingError, Result};
+use crate::gdp::gdp_epsilon;
+use crate::num::round_up;
+use crate::params::{Delta, Epsilon, NoiseMultiplier, SamplingRate};
+pub use crate::rdp::RdpConversion;
+use crate::rdp::{epsilon_from_curve, OrderGrid, RdpEpsilon};
+use crate::zcdp::linear_curve_epsilon;
+use serde::{Deserialize, Serialize};
+
+/// How a plan's privacy is accounted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Accountant {
+    /// Renyi DP over the fine order grid with continuous refinement.
+    Rdp(RdpConversion),
+    /// zCDP (plain Gaussian only), best of the Bun-Steinke and CKS20 conversions.
+    Zcdp,
+    /// Gaussian DP + analytic Gaussian conversion (plain Gaussian only; exact).
+    Gdp,
+    /// Privacy loss distribution accountant (module `pld`).
+    Pld,
+    /// The moments accountant (Abadi et al. 2016) as DP-SCD configures it: RDP at
+    /// integer orders 2..=129 (moment orders 1..=128), Mironov conversion.
+    MomentsAccountant,
+}
+
+/// The mechanism a plan repeats.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum PlanMechanism {
+    /// The Gaussian mechanism on the full dataset (noise multiplier = std / L2 sensitivity).
+    Gaussian,
+    /// The Poisson-subsampled Gaussian mechanism (each record included independently
+    /// with probability `sampling_rate`; add/remove-one neighbours).
+    SubsampledGaussian {
+        /// Poisson sampling rate q.
+        sampling_rate: SamplingRate,
+    },
+}
+
+/// `steps` adaptive releases of `mechanism` at one noise multiplier, accounted by
+/// `accountant`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The mechanism repeated at every step.
+    pub mechanism: PlanMechanism,
+    /// Number of releases (>= 1).
+    pub steps: u64,
+    /// The accountant.
+    pub accountant: Accountant,
+}
+
+/// Result of a calibration.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// The noise multiplier found (standard deviation / L2 sensitivity).
+    pub noise_multiplier: f64,
+    /// The epsilon achieved at that multiplier (rounded up; <= the target).
+    pub epsilon: f64,
+    /// The delta at which epsilon holds.
+    pub delta: f64,
+    /// The Renyi order attaining the bound, for RDP-based accountants.
+    pub order: Option<f64>,
+}
+
+/// An epsilon with the order that attains it (for RDP-based accountants).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PlanEpsilon {
+    /// Upper bound on epsilon, rounded up.
+    pub epsilon: f64,
+    /// The optimal Renyi order, when the accountant is RDP-based.
+    pub order: Option<f64>,
+}
+
+fn check_steps(steps: u64) -> Result<u64> {
+    if steps == 0 {
+        Err(AccountingError::InvalidCount {
+            name: "number of steps",
+            value: 0,
+            expected: "must be at least 1",
+        })
+    } else {
+        Ok(steps)
+    }
+}
+
+fn pld_unavailable() -> AccountingError {
+    AccountingError::Unreachable(
+        "the PLD accountant is not available in this build yet; use Rdp, Zcdp or Gdp".into(),
+    )
+}
+
+/// Upper bound on the epsilon of `plan` at noise multiplier `sigma` and `delta`, rounded
+/// up. See [`epsilon_detail`] for the attaining order.
+pub fn epsilon(plan: &Plan, sigma: NoiseMultiplier, delta: Delta) -> Result<f64> {
+    epsilon_detail(plan, sigma, delta).map(|e| e.epsilon)
+}
+
+/// Like [`epsilon`], also reporting the optimal Renyi order for RDP-based accountants.
+pub fn epsilon_detail(plan: &Plan, sigma: NoiseMultiplier, delta: Delta) -> Result<PlanEpsilon> {
+    let steps = check_steps(plan.steps)? as f64;
+    let z = sigma.get();
+    let log_delta = delta.get().ln();
+    let rdp_result = |r: RdpEpsilon| PlanEpsilon {
+        epsilon: round_up(r.epsilon),
+        order: Some(r.order),
+    };
+    match (plan.accountant, plan.mechanism) {
+        (Accountant::Rdp(conv), PlanMechanism::Gaussian) => {
+            let rho = steps / (2.0 * z * z);
+            Ok(rdp_result(linear_curve_epsilon(rho, log_delta, conv)))
+        }
+        (Accountant::MomentsAccountant, PlanMechanism::Gaussian) => {
+            let rho = steps / (2.0 * z * z);
+            let r = epsilon_from_curve(|a| rho * a, delta, RdpConversion::Mironov, &OrderGrid::moments_accountant())?;
+            Ok(rdp_result(r))
+        }
+        (Accountant::Rdp(conv), PlanMechanism::SubsampledGaussian { sampling_rate }) => {
+            let q = sampling_rate.get();
+            let r = epsilon_from_curve(
+                |a| steps * crate::subsampled::rdp_unchecked(q, z, a),
+                delta,
+                conv,
+                &OrderGrid::fine(),
+            )?;
+            Ok(rdp_result(r))
+        }
+        (Accountant::MomentsAccountant, PlanMechanism::SubsampledGaussian { sampling_rate }) => {
+            let q = sampling_rate.get();
+            let r = epsilon_from_curve(
+                |a| steps * crate::subsampled::rdp_unchecked(q, z, a),
+                delta,
+                RdpConversion::Mironov,
+                &OrderGrid::moments_accountant(),
+            )?;
+            Ok(rdp_result(r))
+        }
+        (Accountant::Zcdp, PlanMechanism::Gaussian) => {
+            let rho = steps / (2.0 * z * z);
+            let r = linear_curve_epsilon(rho, log_delta, RdpConversion::Improved);
+            let bs = rho + 2.0 * (-rho * log_delta).sqrt();
+            Ok(PlanEpsilon { epsilon: round_up(r.epsilon.min(bs)), order: None })
+        }
+        (Accountant::Gdp, PlanMechanism::Gaussian) => {
+            let mu = steps.sqrt() / z;
+            Ok(PlanEpsilon { epsilon: gdp_epsilon(mu, delta)?, order: None })
+        }
+        (Accountant::Zcdp | Accountant::Gdp, PlanMechanism::SubsampledGaussian { .. }) => {
+            Err(AccountingError::Unreachable(
+                "the Zcdp and Gdp accountants do not bound the subsampled Gaussian; use Rdp (or Pld)".into(),
+            ))
+        }
+        (Accountant::Pld, _) => Err(pld_unavailable()),
+    }
+}
+
+/// Smallest noise multiplier for which `plan` is `(target_epsilon, delta)`-DP under its
+/// accountant, searched in [1e-6, 1e8].
+///
+/// Returns the passing side of a geometric bisection (relative width 1e-9): the
+/// achieved epsilon (rounded up) is never above the target. Errors with
+/// `Unreachable` if even a multiplier of 1e8 does not meet the target.
+pub fn calibrate_sigma(plan: &Plan, target_epsilon: Epsilon, delta: Delta) -> Result<Calibration> {
+    check_steps(plan.steps)?;
+    let target = target_epsilon.get();
+    // Some(result) if sigma passes; None if it fails (numerical failures at tiny sigma
+    // count as failing, since the search only needs passing points to be trustworthy).
+    let eval = |s: f64| -> Result<Option<PlanEpsilon>> {
+        let sigma = NoiseMultiplier::new(s)?;
+        match epsilon_detail(plan, sigma, delta) {
+            Ok(e) if e.epsilon <= target => Ok(Some(e)),
+            Ok(_) | Err(AccountingError::Numerical(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    };
+    const SIGMA_MIN: f64 = 1e-6;
+    const SIGMA_MAX: f64 = 1e8;
+    let mut hi = 1.0;
+    let mut hi_eps = eval(hi)?;
+    while hi_eps.is_none() {
+        hi *= 2.0;
+        if hi > SIGMA_MAX {
+            return Err(AccountingError::Unreachable(format!(
+                "no noise multiplier up to {SIGMA_MAX:e} reaches epsilon = {target} at delta = {}",
+                delta.get()
+            )));
+        }
+        hi_eps = eval(hi)?;
+    }
+    let mut lo = hi * 0.5;
+    while let Some(e) = eval(lo)? {
+        hi = lo;
+        hi_eps = Some(e);
+        lo *= 0.5;
+        if lo < SIGMA_MIN {
+            break;
+        }
+    }
+    if lo >= SIGMA_MIN {
+        for _ in 0..200 {
+            if hi / lo - 1.0 <= 1e-9 {
+                break;
+            }
+            let mid = (lo * hi).sqrt();
+            if mid <= lo || mid >= hi {
+                break;
+            }
+            match eval(mid)? {
+                Some(e) => {
+                    hi = mid;
+                    hi_eps = Some(e);
+                }
+                None => lo = mid,
+            }
+        }
+    }
+    let e = hi_eps
+        .ok_or_else(|| AccountingError::Numerical("calibration lost its passing point".into()))?;
+    Ok(Calibration {
+        noise_multiplier: hi,
+        epsilon: e.epsilon,
+        delta: delta.get(),
+        order: e.order,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(steps: u64, accountant: Accountant) -> Plan {
+        Plan {
+            mechanism: PlanMechanism::Gaussian,
+            steps,
+            accountant,
+        }
+    }
+
+    #[test]
+    fn dp_cd_eq18_table() {
+        // DP-CD spec sec. 3.3: s (Eq. 18) for eps = 1, delta = 1/n^2, gamma_comp = steps.
+        // Independently, Eq. 18 inverts in closed form:
+        //   s = sqrt(T/2) (sqrt(a + eps) + sqrt(a)) / eps,  a = ln(1/delta).
+        let cases = [
+            (20640.0f64, 16u64, 25.5292),
+            (20640.0, 400, 127.6461),
+            (45312.0, 80, 59.2484),
+            (1000.0, 2000, 27.1862),
+        ];
+        for (n, t, table) in cases {
+            let delta = 1.0 / (n * n);
+            let eps_target = if n == 1000.0 { 10.0 } else { 1.0 };
+            let a = (1.0 / delta).ln();
+            let closed =
+                (t as f64 / 2.0).sqrt() * ((a + eps_target).sqrt() + a.sqrt()) / eps_target;
+            assert!((closed - table).abs() < 1e-4, "{closed} {table}");
+            let p = plan(t, Accountant::Rdp(RdpConversion::Mironov));
+            let c = calibrate_sigma(
+                &p,
+                Epsilon::new(eps_target).unwrap(),
+                Delta::new(delta).unwrap(),
+            )
+            .unwrap();
+            assert!(c.epsilon <= eps_target);
+            assert!(
+                c.noise_multiplier >= closed * (1.0 - 1e-12),
+                "{} {closed}",
+                c.noise_multiplier
+            );
+            assert!(
+                (c.noise_multiplier - closed) / closed < 1e-8,
+                "{} {closed}",
+                c.noise_multiplier
+            );
+            // and the epsilon at the closed-form s is the target to ~1e-12
+            let e = epsilon(
+                &p,
+                NoiseMultiplier::new(closed).unwrap(),
+                Delta::new(delta).unwrap(),
+            )
+            .unwrap();
+            assert!((e - eps_target).abs() < 1e-11 * eps_target, "{e}");
+        }
+    }
+
+    #[test]
+    fn landmark_sigma4_100_steps() {
+        // Issue landmark: sigma = 4, q = 1, 100 steps, delta = 1e-5: exact 13.2067
+        // (mpmath, tests/reference/gdp.py: 13.206712240451987), RDP about 14.13.
+        let d = Delta::new(1e-5).unwrap();
+        let s = NoiseMultiplier::new(4.0).unwrap();
+        let gdp = epsilon(&plan(100, Accountant::Gdp), s, d).unwrap();
+        assert!((gdp - 13.206_712_240_451_987).abs() < 1e-9, "{gdp}");
+        let rdp = epsilon(&plan(100, Accountant::Rdp(RdpConversion::Improved)), s, d).unwrap();
+        assert!((rdp - 14.13).abs() < 0.01, "{rdp}");
+        let zc = epsilon(&plan(100, Accountant::Zcdp), s, d).unwrap();
+        assert!(gdp < rdp && rdp <= zc * (1.0 + 1e-12), "{gdp} {rdp} {zc}");
+    }
+
+    #[test]
+    fn calibration_hits_target_from_below() {
+        let d = Delta::new(1e-6).unwrap();
+        for acc in [
+            Accountant::Gdp,
+            Accountant::Zcdp,
+            Accountant::Rdp(RdpConversion::Improved),
+            Accountant::MomentsAccountant,
+        ] {
+            let p = plan(1000, acc);
+            let c = calibrate_sigma(&p, Epsilon::new(2.0).unwrap(), d).unwrap();
+            assert!(c.epsilon <= 2.0);
+            let below = epsilon(
+                &p,
+                NoiseMultiplier::new(c.noise_multiplier * (1.0 - 1e-8)).unwrap(),
+                d,
+            )
+            .unwrap();
+            assert!(below > 2.0 * (1.0 - 1e-6), "{acc:?}: {below}");
+        }
+    }
+
+    #[test]
+    fn bad_plans_by_value() {
+        let d = Delta::new(1e-6).unwrap();
+        let s = NoiseMultiplier::new(1.0).unwrap();
+        assert_eq!(
+            epsilon(&plan(0, Accountant::Gdp), s, d).unwrap_err(),
+            AccountingError::InvalidCount {
+                name: "number of steps",
+                value: 0,
+                expected: "must be at least 1"
+            }
+        );
+        assert!(matches!(
+            epsilon(&plan(1, Accountant::Pld), s, d),
+            Err(AccountingError::Unreachable(_))
+        ));
+        let sub = Plan {
+            mechanism: PlanMechanism::SubsampledGaussian {
+                sampling_rate: SamplingRate::new(0.1).unwrap(),
+            },
+            steps: 10,
+            accountant: Accountant::Gdp,
+        };
+        assert!(matches!(
+            epsilon(&sub, s, d),
+            Err(AccountingError::Unreachable(_))
+        ));
+    }
+}
