@@ -96,9 +96,11 @@ fn bench(c: &mut Criterion) {
             .build()
             .expect("valid plan");
         g.throughput(Throughput::Elements(square.x().nnz() as u64 * t));
-        g.bench_with_input(BenchmarkId::new("square-1000x1000/laplace", format!("T={t}")), &t, |b, _| {
-            b.iter(|| black_box(plan.fit_seeded(&square, 1).expect("fit")))
-        });
+        g.bench_with_input(
+            BenchmarkId::new("square-1000x1000/laplace", format!("T={t}")),
+            &t,
+            |b, _| b.iter(|| black_box(plan.fit_seeded(&square, 1).expect("fit"))),
+        );
     }
     g.finish();
 }
