@@ -44,7 +44,9 @@ fn ks_statistic(xs: &mut [f64], cdf: impl Fn(f64) -> f64) -> f64 {
     let mut d: f64 = 0.0;
     for (i, &x) in xs.iter().enumerate() {
         let f = cdf(x);
-        d = d.max(((i + 1) as f64 / n - f).abs()).max((f - i as f64 / n).abs());
+        d = d
+            .max(((i + 1) as f64 / n - f).abs())
+            .max((f - i as f64 / n).abs());
     }
     d
 }
@@ -88,7 +90,10 @@ fn chi2_statistic(counts: &[u64], probs: &[f64], n: usize) -> (f64, usize) {
 
 fn assert_chi2(counts: &[u64], probs: &[f64], n: usize, what: &str) {
     let total: f64 = probs.iter().sum();
-    assert!((total - 1.0).abs() < 1e-9, "{what}: probabilities sum to {total}");
+    assert!(
+        (total - 1.0).abs() < 1e-9,
+        "{what}: probabilities sum to {total}"
+    );
     let (stat, df) = chi2_statistic(counts, probs, n);
     let crit = chi2_critical(df);
     assert!(stat < crit, "{what}: chi2 = {stat} >= {crit} (df {df})");
@@ -96,13 +101,18 @@ fn assert_chi2(counts: &[u64], probs: &[f64], n: usize, what: &str) {
 
 fn assert_chi2_rejects(counts: &[u64], probs: &[f64], n: usize, what: &str) {
     let (stat, df) = chi2_statistic(counts, probs, n);
-    assert!(stat > chi2_critical(df), "{what}: wrong reference not rejected ({stat})");
+    assert!(
+        stat > chi2_critical(df),
+        "{what}: wrong reference not rejected ({stat})"
+    );
 }
 
 #[test]
 fn critical_values_are_right() {
     // chi-square(1): 1 - alpha quantile = (Phi^{-1}(1 - alpha/2))^2 = 4.891638...^2.
-    let z = Normal::new(0.0, 1.0).unwrap().inverse_cdf(1.0 - ALPHA / 2.0);
+    let z = Normal::new(0.0, 1.0)
+        .unwrap()
+        .inverse_cdf(1.0 - ALPHA / 2.0);
     assert!((chi2_critical(1) - z * z).abs() < 1e-6 * z * z);
     // chi-square(2) is exponential with mean 2: quantile = 2 ln(1/alpha).
     assert!((chi2_critical(2) - 2.0 * (1.0 / ALPHA).ln()).abs() < 1e-6);
@@ -123,7 +133,10 @@ fn gaussian_sampler_matches_normal_cdf() {
         // Power: a 15 % error in the standard deviation is detected.
         let wrong = Normal::new(0.0, sd * 1.15).unwrap();
         let d = ks_statistic(&mut xs, |x| wrong.cdf(x));
-        assert!(d > ks_critical(n), "sd {sd}: wrong scale not rejected, D = {d}");
+        assert!(
+            d > ks_critical(n),
+            "sd {sd}: wrong scale not rejected, D = {d}"
+        );
     }
 }
 
@@ -140,7 +153,10 @@ fn laplace_sampler_matches_laplace_cdf() {
         assert!(d < ks_critical(n), "b {b}: D = {d}");
         let wrong = statrs::distribution::Laplace::new(0.0, b * 1.15).unwrap();
         let d = ks_statistic(&mut xs, |x| wrong.cdf(x));
-        assert!(d > ks_critical(n), "b {b}: wrong scale not rejected, D = {d}");
+        assert!(
+            d > ks_critical(n),
+            "b {b}: wrong scale not rejected, D = {d}"
+        );
     }
 }
 
@@ -192,10 +208,20 @@ fn discrete_gaussian_matches_pmf() {
         let counts = integer_counts((0..n).map(|_| dg.sample(&mut rng)), m);
         let w = |x: i64| (-((x * x) as f64) / (2.0 * s2)).exp();
         let probs = integer_probs(w, m, 40 * m);
-        assert_chi2(&counts, &probs, n, &format!("discrete Gaussian {num}/{den}"));
+        assert_chi2(
+            &counts,
+            &probs,
+            n,
+            &format!("discrete Gaussian {num}/{den}"),
+        );
         let w_wrong = |x: i64| (-((x * x) as f64) / (2.0 * 1.2 * s2)).exp();
         let wrong = integer_probs(w_wrong, m, 40 * m);
-        assert_chi2_rejects(&counts, &wrong, n, &format!("discrete Gaussian {num}/{den}"));
+        assert_chi2_rejects(
+            &counts,
+            &wrong,
+            n,
+            &format!("discrete Gaussian {num}/{den}"),
+        );
     }
 }
 
@@ -210,7 +236,12 @@ fn bernoulli_exp_matches_probability() {
             ones += u64::from(bernoulli_exp_neg(&mut rng, num, den).unwrap());
         }
         let counts = [ones, n as u64 - ones];
-        assert_chi2(&counts, &[p, 1.0 - p], n, &format!("Bernoulli(exp(-{num}/{den}))"));
+        assert_chi2(
+            &counts,
+            &[p, 1.0 - p],
+            n,
+            &format!("Bernoulli(exp(-{num}/{den}))"),
+        );
     }
     // gamma = 0 is certain.
     assert!((0..100).all(|_| bernoulli_exp_neg(&mut rng, 0, 5).unwrap()));
