@@ -194,12 +194,12 @@ fn sensitivity(o: &Opts) -> f64 {
 /// Noise multiplier used by the accountants: sigma / sensitivity.
 fn multiplier(o: &Opts) -> Result<NoiseMultiplier> {
     let s = need(o.sigma, "--sigma", mech_name(o.mechanism))?;
-    Ok(NoiseMultiplier::new(s / sensitivity(o)).with_context(|| {
+    NoiseMultiplier::new(s / sensitivity(o)).with_context(|| {
         format!(
             "invalid --sigma = {s} (with sensitivity {})",
             sensitivity(o)
         )
-    })?)
+    })
 }
 
 fn sampling_rate(o: &Opts) -> Result<SamplingRate> {
