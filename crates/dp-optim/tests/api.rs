@@ -218,3 +218,68 @@ fn report_carries_plan_ledger_and_guarantee() {
         assert!(json.contains("Gaussian"));
     }
 }
+
+/// DP-SGD noise multipliers (b = 1, q = 1/n, steps = passes * n, delta = 1/n^2) against
+/// the spec's table (sampled Gaussian RDP on the TF-Privacy order grid with fractional
+/// orders, Mironov conversion), which we re-derived independently in Python: California
+/// s = 1.0359 gives eps = 1.00005 at order 21 (so the table rounds to 4 digits), Sparse
+/// LASSO s = 0.4366 gives eps = 9.9988 at order 2.6.
+///
+/// `dp-accounting`'s sampled-Gaussian RDP currently evaluates integer orders only, so
+/// where the best order is fractional (Sparse LASSO) it certifies a larger, still valid,
+/// multiplier: we require "never below the reference" and bound the excess.
+#[test]
+fn dp_sgd_plans_match_the_spec_table() {
+    for (n, eps, passes, want, slack) in [
+        (20640usize, 1.0, 2u64, 1.0359, 1e-3),
+        (1000, 10.0, 2, 0.4366, 0.05),
+    ] {
+        let solver = DpSgdParams::new(Squared::full(), L1::new(0.1).unwrap())
+            .epsilon(eps)
+            .delta(1.0 / (n as f64 * n as f64))
+            .passes(passes)
+            .clip(1.0)
+            .build()
+            .unwrap();
+        let plan = solver
+            .plan(n, 2.0, dp_models::constants::Provenance::PublicBound)
+            .unwrap();
+        assert_eq!(plan.steps, passes * n as u64);
+        let s = plan.noise_multiplier;
+        assert!(
+            s >= want * (1.0 - 1e-3),
+            "n={n}: {s} below the reference {want}"
+        );
+        assert!(s <= want * (1.0 + slack), "n={n}: {s} vs {want}");
+        assert!(plan.calibration.epsilon <= eps);
+        assert!((plan.noise_std - s).abs() < 1e-15);
+    }
+}
+
+/// The PLD accountant (`Accounting::Exact` for DP-SGD) certifies no more noise than the
+/// RDP one at the same target.
+#[test]
+#[ignore = "dp-accounting's calibrate does not wire the PLD accountant yet"]
+fn dp_sgd_exact_accounting_needs_no_more_noise() {
+    let n = 2000usize;
+    let make = |acc| {
+        DpSgdParams::new(Squared::full(), L1::new(0.1).unwrap())
+            .epsilon(1.0)
+            .delta(1.0 / (n as f64 * n as f64))
+            .passes(2)
+            .clip(1.0)
+            .accounting(acc)
+            .build()
+            .unwrap()
+            .plan(n, 2.0, dp_models::constants::Provenance::PublicBound)
+            .unwrap()
+    };
+    let (paper, exact) = (make(Accounting::Paper), make(Accounting::Exact));
+    assert!(
+        exact.noise_multiplier <= paper.noise_multiplier,
+        "{} vs {}",
+        exact.noise_multiplier,
+        paper.noise_multiplier
+    );
+    assert!(exact.calibration.epsilon <= 1.0);
+}
