@@ -259,7 +259,11 @@ impl Ledger {
         }
         let log_delta = delta.get().ln();
         match accountant {
-            Accountant::Rdp(conv) => self.rdp_guarantee(delta, conv, &OrderGrid::fine()),
+            Accountant::Rdp(conv) => self.rdp_guarantee(
+                delta,
+                conv,
+                &OrderGrid::fine().with_integer_above(crate::subsampled::MAX_FRACTIONAL_ORDER),
+            ),
             Accountant::MomentsAccountant => self.rdp_guarantee(
                 delta,
                 RdpConversion::Mironov,
