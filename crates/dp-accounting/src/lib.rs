@@ -3,12 +3,14 @@
 mod binomial;
 pub mod calibrate;
 pub mod composition;
+pub mod discrete;
 pub mod error;
 pub mod gdp;
 pub mod ledger;
 pub mod mechanisms;
 pub mod num;
 pub mod params;
+pub mod pld;
 pub mod rdp;
 pub mod subsampled;
 pub mod zcdp;

@@ -306,3 +306,52 @@ proptest! {
         let _ = parse_libsvm(text.as_bytes(), Some(4));
     }
 }
+
+/// Standardise columns to mean 0 and (population) variance 1.
+fn standardized(x: &DenseDesign) -> DenseDesign {
+    let n = x.n_samples();
+    let p = x.n_features();
+    let mut cols = Vec::with_capacity(n * p);
+    for j in 0..p {
+        let c = x.col(j);
+        let m = c.iter().sum::<f64>() / n as f64;
+        let sd = (c.iter().map(|v| (v - m).powi(2)).sum::<f64>() / n as f64).sqrt();
+        cols.extend(c.iter().map(|v| (v - m) / sd));
+    }
+    DenseDesign::from_col_major(n, p, &cols).unwrap()
+}
+
+#[test]
+#[ignore = "prints the California LASSO support table for docs/datasets.md; run with --ignored --nocapture"]
+fn california_lasso_support_table() {
+    use crate::synthetic::tests::lasso_cd;
+    let ds = california().unwrap();
+    let raw = ds.x().clone();
+    let std = standardized(&raw);
+    let y = ds.y().to_vec();
+    let ym = y.iter().sum::<f64>() / y.len() as f64;
+    let yc: Vec<f64> = y.iter().map(|v| v - ym).collect();
+    // lambda = 0.1 under (1/(2n))||.||^2 ("half"), and under (1/n)||.||^2 ("full"),
+    // which is lambda = 0.05 in the half convention.
+    for (xname, x) in [("raw", &raw), ("standardised", &std)] {
+        for (yname, yy) in [("raw y", &y), ("centred y", &yc)] {
+            for (conv, lam) in [("half", 0.1), ("full", 0.05)] {
+                let (w, f, gap) = lasso_cd(x, yy, lam, 1e-10, 3_000);
+                let f0 = yy.iter().map(|v| v * v).sum::<f64>() / (2.0 * yy.len() as f64);
+                let nnz = w.iter().filter(|v| **v != 0.0).count();
+                let support: Vec<&str> = w
+                    .iter()
+                    .zip(CALIFORNIA_FEATURES)
+                    .filter(|(v, _)| **v != 0.0)
+                    .map(|(_, n)| n)
+                    .collect();
+                println!(
+                    "| {xname} | {yname} | {conv} | {nnz} | {} | {:.4} | {:.0e} |",
+                    support.join(", "),
+                    (f0 - f) / f,
+                    gap / f
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! Figures like the papers': relative error against the budget (passes or iterations), one
+//! line per algorithm with its min / max band, log-scaled error axis. SVG via plotters.
+
+use std::path::Path;
+
+use anyhow::{anyhow, bail, Result};
+use plotters::prelude::*;
+
+use crate::report::write_atomic;
+
+/// One point of a curve.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BandPoint {
+    /// Budget (x axis).
+    pub x: f64,
+    /// Mean relative error.
+    pub mean: f64,
+    /// Minimum over runs.
+    pub min: f64,
+    /// Maximum over runs.
+    pub max: f64,
+}
+
+/// One curve (an algorithm).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend label.
+    pub label: String,
+    /// Points, any order (sorted by x when drawn).
+    pub points: Vec<BandPoint>,
+}
+
+/// A figure: several series on shared axes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorFigure {
+    /// Title.
+    pub title: String,
+    /// X-axis label.
+    pub x_label: String,
+    /// Y-axis label.
+    pub y_label: String,
+    /// Log-scale the x axis too.
+    pub log_x: bool,
+    /// The curves.
+    pub series: Vec<Series>,
+}
+
+const COLORS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+impl ErrorFigure {
+    /// Renders the figure as an SVG document.
+    pub fn to_svg(&self, width: u32, height: u32) -> Result<String> {
+        let pts = || self.series.iter().flat_map(|s| s.points.iter());
+        if pts().next().is_none() {
+            bail!("figure '{}' has no points", self.title);
+        }
+        let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+        let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
+        for p in pts() {
+            x0 = x0.min(p.x);
+            x1 = x1.max(p.x);
+            for y in [p.min, p.mean, p.max] {
+                if y.is_finite() && y > 0.0 {
+                    y0 = y0.min(y);
+                    y1 = y1.max(y);
+                }
+            }
+        }
+        if !y0.is_finite() {
+            // Nothing positive to draw on a log axis: draw an empty decade.
+            y0 = 1e-3;
+            y1 = 1.0;
+        }
+        let (y0, y1) = (y0 / 1.5, y1 * 1.5);
+        let (x0, x1) = if self.log_x {
+            (x0 / 1.2, x1 * 1.2)
+        } else {
+            let pad = ((x1 - x0) * 0.04).max(0.5);
+            (x0 - pad, x1 + pad)
+        };
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+            root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+            if self.log_x {
+                let mut chart = ChartBuilder::on(&root)
+                    .caption(&self.title, ("sans-serif", 20))
+                    .margin(12)
+                    .x_label_area_size(45)
+                    .y_label_area_size(70)
+                    .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+                    .map_err(|e| anyhow!("{e:?}"))?;
+                chart
+                    .configure_mesh()
+                    .x_desc(self.x_label.as_str())
+                    .y_desc(self.y_label.as_str())
+                    .x_label_formatter(&|v| format!("{v:.0}"))
+                    .y_label_formatter(&|v| format!("{v:.0e}"))
+                    .draw()
+                    .map_err(|e| anyhow!("{e:?}"))?;
+                self.draw_series(&mut chart)?;
+            } else {
+                let mut chart = ChartBuilder::on(&root)
+                    .caption(&self.title, ("sans-serif", 20))
+                    .margin(12)
+                    .x_label_area_size(45)
+                    .y_label_area_size(70)
+                    .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
+                    .map_err(|e| anyhow!("{e:?}"))?;
+                chart
+                    .configure_mesh()
+                    .x_desc(self.x_label.as_str())
+                    .y_desc(self.y_label.as_str())
+                    .y_label_formatter(&|v| format!("{v:.0e}"))
+                    .draw()
+                    .map_err(|e| anyhow!("{e:?}"))?;
+                self.draw_series(&mut chart)?;
+            }
+            root.present().map_err(|e| anyhow!("{e:?}"))?;
+        }
+        Ok(svg)
+    }
+
+    fn draw_series<'a, X, Y>(
+        &self,
+        chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    ) -> Result<()>
+    where
+        X: Ranged<ValueType = f64>,
+        Y: Ranged<ValueType = f64>,
+    {
+        for (i, s) in self.series.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            let mut pts: Vec<BandPoint> = s
+                .points
+                .iter()
+                .copied()
+                .filter(|p| p.mean.is_finite() && p.mean > 0.0)
+                .collect();
+            pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+            if pts.is_empty() {
+                continue;
+            }
+            // Min / max band as a filled polygon (lower edge forward, upper edge back).
+            let floor = |v: f64| {
+                if v.is_finite() && v > 0.0 {
+                    v
+                } else {
+                    f64::NAN
+                }
+            };
+            let band: Vec<(f64, f64)> = pts
+                .iter()
+                .map(|p| (p.x, floor(p.min).min(p.mean)))
+                .chain(pts.iter().rev().map(|p| (p.x, floor(p.max).max(p.mean))))
+                .collect();
+            chart
+                .draw_series(std::iter::once(Polygon::new(
+                    band,
+                    color.mix(0.18).filled(),
+                )))
+                .map_err(|e| anyhow!("{e:?}"))?;
+            chart
+                .draw_series(LineSeries::new(
+                    pts.iter().map(|p| (p.x, p.mean)),
+                    color.stroke_width(2),
+                ))
+                .map_err(|e| anyhow!("{e:?}"))?
+                .label(s.label.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(
+                    pts.iter()
+                        .map(|p| Circle::new((p.x, p.mean), 3, color.filled())),
+                )
+                .map_err(|e| anyhow!("{e:?}"))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| anyhow!("{e:?}"))?;
+        Ok(())
+    }
+
+    /// Renders and writes the SVG atomically.
+    pub fn save_svg(&self, path: &Path) -> Result<()> {
+        let svg = self.to_svg(720, 480)?;
+        write_atomic(path, svg.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_an_svg_with_every_label() {
+        let fig = ErrorFigure {
+            title: "toy".into(),
+            x_label: "passes".into(),
+            y_label: "relative error".into(),
+            log_x: true,
+            series: vec![
+                Series {
+                    label: "dp-cd".into(),
+                    points: vec![
+                        BandPoint {
+                            x: 2.0,
+                            mean: 0.1,
+                            min: 0.05,
+                            max: 0.2,
+                        },
+                        BandPoint {
+                            x: 50.0,
+                            mean: 0.01,
+                            min: 0.005,
+                            max: 0.02,
+                        },
+                    ],
+                },
+                Series {
+                    label: "dp-sgd".into(),
+                    points: vec![BandPoint {
+                        x: 5.0,
+                        mean: 0.3,
+                        min: 0.3,
+                        max: 0.3,
+                    }],
+                },
+            ],
+        };
+        let svg = fig.to_svg(400, 300).unwrap();
+        assert!(svg.starts_with("<svg"));
+        for needle in [
+            "toy",
+            "passes",
+            "relative error",
+            "dp-cd",
+            "dp-sgd",
+            "<polygon",
+        ] {
+            assert!(svg.contains(needle), "missing {needle}");
+        }
+        let empty = ErrorFigure {
+            series: vec![],
+            ..fig
+        };
+        assert!(empty.to_svg(400, 300).is_err());
+    }
+}

@@ -1,0 +1,144 @@
+//! Report helpers shared by the experiments: interruption-safe file writes, markdown tables,
+//! number formatting and a description of the machine.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+/// Writes `contents` to `path` atomically: the bytes go to a temporary file in the same
+/// directory, which is flushed, synced and then renamed over `path`. An interrupted run
+/// leaves either the old file or the new one, never a truncated file.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or_else(|| Path::new("."));
+    fs::create_dir_all(dir).with_context(|| format!("creating directory {}", dir.display()))?;
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} has no file name", path.display()))?
+        .to_string_lossy();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    {
+        let mut f =
+            fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        f.write_all(contents)
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        f.sync_all()
+            .with_context(|| format!("syncing {}", tmp.display()))?;
+    }
+    fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    Ok(())
+}
+
+/// Serialises `value` as pretty JSON and writes it with [`write_atomic`].
+pub fn write_json_atomic<T: serde::Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value)?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
+/// The CPU model from `lscpu` (or `/proc/cpuinfo`), with the number of logical CPUs.
+pub fn machine_description() -> String {
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let model = std::process::Command::new("lscpu")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.trim_start().starts_with("Model name:"))
+                .map(|l| l.split_once(':').map_or("", |x| x.1).trim().to_owned())
+        })
+        .or_else(|| {
+            fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .map(|l| l.split_once(':').map_or("", |x| x.1).trim().to_owned())
+            })
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    format!("{model} ({cpus} logical CPUs available)")
+}
+
+/// Formats a number in short scientific notation (`1.23e-03`), `-` for non-finite values.
+pub fn sci(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2e}")
+    } else {
+        "-".to_owned()
+    }
+}
+
+/// Formats a relative error with four decimals when it is at least 1e-3, else in scientific notation.
+pub fn err4(x: f64) -> String {
+    if !x.is_finite() {
+        "-".to_owned()
+    } else if x.abs() >= 1e-3 {
+        format!("{x:.4}")
+    } else {
+        format!("{x:.2e}")
+    }
+}
+
+/// A markdown table from a header and rows of cells.
+pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut s = String::new();
+    s.push('|');
+    for h in header {
+        s.push_str(&format!(" {h} |"));
+    }
+    s.push_str("\n|");
+    for _ in header {
+        s.push_str("---|");
+    }
+    s.push('\n');
+    for r in rows {
+        s.push('|');
+        for c in r {
+            s.push_str(&format!(" {c} |"));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// A finite `f64` as `Some`, else `None` (JSON has no infinities).
+pub fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp() {
+        let dir = std::env::temp_dir().join(format!("dp-bench-report-{}", std::process::id()));
+        let path = dir.join("x.json");
+        write_atomic(&path, b"first").unwrap();
+        write_atomic(&path, b"second").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "second");
+        let names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn table_and_formatting() {
+        let t = markdown_table(&["a", "b"], &[vec!["1".into(), "2".into()]]);
+        assert_eq!(t, "| a | b |\n|---|---|\n| 1 | 2 |\n");
+        assert_eq!(err4(0.12345), "0.1235");
+        assert_eq!(err4(0.0007), "7.00e-4");
+        assert_eq!(sci(f64::NAN), "-");
+        assert_eq!(finite(f64::INFINITY), None);
+    }
+}

@@ -1,0 +1,66 @@
+//! The crate's error type.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in `dp-optim`.
+///
+/// Messages name the parameter, the value given and what would be accepted.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum OptimError {
+    /// A solver parameter is missing, NaN, infinite or out of range.
+    #[error("invalid {name} = {value}: {expected}")]
+    InvalidParameter {
+        /// Name of the parameter as the builder spells it (e.g. "passes").
+        name: &'static str,
+        /// The value given, formatted (or "missing").
+        value: String,
+        /// What would have been accepted, and how to fix it.
+        expected: &'static str,
+    },
+    /// A required parameter was never set on the builder.
+    #[error("missing parameter {0}: set it on the builder before build()")]
+    Missing(&'static str),
+    /// Dimensions that must agree do not.
+    #[error("shape mismatch: {0}")]
+    Shape(String),
+    /// The solver does not support this loss / penalty / option combination.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// An error from the model layer (data validation, smoothness constants, ...).
+    #[error(transparent)]
+    Model(#[from] dp_models::ModelError),
+    /// An error from the privacy accounting layer (invalid epsilon / delta, calibration,
+    /// budget exceeded, ...).
+    #[error(transparent)]
+    Accounting(#[from] dp_accounting::AccountingError),
+}
+
+/// Shorthand result type.
+pub type Result<T> = std::result::Result<T, OptimError>;
+
+/// Checks that `value` is finite and > 0.
+pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(OptimError::InvalidParameter {
+            name,
+            value: format!("{value}"),
+            expected: "must be finite and > 0",
+        })
+    }
+}
+
+/// Checks that a count is > 0.
+pub(crate) fn positive_count(name: &'static str, value: u64) -> Result<u64> {
+    if value > 0 {
+        Ok(value)
+    } else {
+        Err(OptimError::InvalidParameter {
+            name,
+            value: "0".into(),
+            expected: "must be at least 1",
+        })
+    }
+}

@@ -1,0 +1,343 @@
+//! Proximal stochastic gradient descent with Poisson subsampling: the engine shared by
+//! DP-SGD and its non-private twin [`Sgd`].
+//!
+//! One step includes each sample independently with probability `q = b/n` (Poisson
+//! subsampling, drawn in O(|batch| + 1) by geometric skips), sums the per-example
+//! gradients `phi'(x_i^T w, y_i) x_i` — each rescaled to L2 norm at most `C` in DP-SGD —
+//! adds noise (DP-SGD only), divides by the expected batch size `b`, and takes a
+//! proximal step `w <- prox_{eta psi}(w - eta g)` with the constant step
+//! `eta = step_scale / beta`. Returns the last iterate.
+
+use crate::error::{positive, positive_count, OptimError, Result};
+use crate::kernel::objective_from_predictor;
+use crate::report::{Diagnostics, FitReport, Streams};
+use dp_models::constants::global_smoothness;
+use dp_models::{Dataset, Design, Loss, Penalty};
+use rand::Rng;
+
+/// Per-example L2 clipping: the factor `min(1, C / ||g_i||)`.
+pub(crate) trait L2Clip: Copy {
+    /// The factor for a per-example gradient of norm `norm`.
+    fn factor(self, norm: f64) -> f64;
+}
+
+/// No clipping (factor 1).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NoL2Clip;
+impl L2Clip for NoL2Clip {
+    #[inline(always)]
+    fn factor(self, _norm: f64) -> f64 {
+        1.0
+    }
+}
+
+/// Clipping at `C > 0` (may be `+inf`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct L2ClipAt(pub f64);
+impl L2Clip for L2ClipAt {
+    #[inline(always)]
+    fn factor(self, norm: f64) -> f64 {
+        // C / 0 = +inf for C > 0, so a zero gradient keeps factor 1.
+        (self.0 / norm).min(1.0)
+    }
+}
+
+/// Noise added to the summed batch gradient.
+pub(crate) trait VecNoise {
+    /// Adds noise to every coordinate of `g` (or nothing).
+    fn perturb(&mut self, g: &mut [f64]);
+}
+
+/// No noise.
+pub(crate) struct NoVecNoise;
+impl VecNoise for NoVecNoise {
+    #[inline(always)]
+    fn perturb(&mut self, _g: &mut [f64]) {}
+}
+
+/// The loop's inputs.
+pub(crate) struct SgdProblem<'a, D, L: ?Sized, P: ?Sized> {
+    pub x: &'a D,
+    pub y: &'a [f64],
+    pub loss: &'a L,
+    pub penalty: &'a P,
+    /// `||x_i||_2` for every sample.
+    pub row_norms: &'a [f64],
+    /// Constant step `eta`.
+    pub eta: f64,
+    /// Sampling rate `q = b / n`.
+    pub sampling_rate: f64,
+    /// Expected batch size `b` (the normaliser).
+    pub batch: f64,
+    /// Number of steps.
+    pub steps: u64,
+}
+
+/// Number of samples skipped before the next Poisson-included one: `Geometric(q)`
+/// failures, drawn by inversion (`floor(ln U / ln(1 - q))`, `U` uniform in (0, 1]).
+#[inline]
+fn geometric_skip<R: Rng + ?Sized>(rng: &mut R, log1m_q: f64) -> usize {
+    let u = 1.0 - rng.random::<f64>(); // (0, 1]
+    let g = (u.ln() / log1m_q).floor();
+    // q = 1 gives ln(1-q) = -inf and g = -0: include everything. Saturating cast.
+    if g >= 0.0 {
+        g as usize
+    } else {
+        0
+    }
+}
+
+/// Runs the SGD loop from `w`; `g` is a length-`p` scratch buffer. Returns the total
+/// number of sampled examples.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_sgd<D, L, P, C, N, R>(
+    prob: &SgdProblem<'_, D, L, P>,
+    clip: C,
+    noise: &mut N,
+    sample_rng: &mut R,
+    w: &mut [f64],
+    g: &mut [f64],
+) -> u64
+where
+    D: Design,
+    L: Loss + ?Sized,
+    P: Penalty + ?Sized,
+    C: L2Clip,
+    N: VecNoise,
+    R: Rng + ?Sized,
+{
+    let n = prob.y.len();
+    let log1m_q = (-prob.sampling_rate).ln_1p();
+    let scale = prob.eta / prob.batch;
+    let mut sampled = 0u64;
+    for _ in 0..prob.steps {
+        g.iter_mut().for_each(|v| *v = 0.0);
+        let mut i = geometric_skip(sample_rng, log1m_q);
+        while i < n {
+            let zi = prob.x.row_dot(i, w);
+            let d = prob.loss.derivative(zi, prob.y[i]);
+            let coef = d * clip.factor(d.abs() * prob.row_norms[i]);
+            prob.x.row_axpy(i, coef, g);
+            sampled += 1;
+            i = i
+                .saturating_add(1)
+                .saturating_add(geometric_skip(sample_rng, log1m_q));
+        }
+        noise.perturb(g);
+        for (j, (wj, &gj)) in w.iter_mut().zip(g.iter()).enumerate() {
+            *wj = prob.penalty.prox_1d(j, *wj - scale * gj, prob.eta);
+        }
+    }
+    sampled
+}
+
+/// Checks what SGD-type solvers need from the problem.
+pub(crate) fn check_sgd_problem<D: Design, L: Loss + ?Sized, P: Penalty + ?Sized>(
+    data: &Dataset<D>,
+    loss: &L,
+    penalty: &P,
+    batch_size: u64,
+    w0: Option<&[f64]>,
+) -> Result<()> {
+    data.check_labels_for(loss)?;
+    penalty.check_dimension(data.n_features())?;
+    if batch_size as usize > data.n_samples() {
+        return Err(OptimError::InvalidParameter {
+            name: "batch_size",
+            value: batch_size.to_string(),
+            expected: "the expected batch size must be at most n (sampling rate b/n <= 1)",
+        });
+    }
+    crate::cd::check_initial_point(data.n_features(), penalty, w0)
+}
+
+/// Where SGD's global smoothness `beta` (for the step `step_scale / beta`) comes from.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum GlobalSmoothness {
+    /// `beta = (c/n) lambda_max(X^T X)` computed from the data (without privacy: private
+    /// solvers refuse it unless the caller opts in). The default.
+    #[default]
+    FromData,
+    /// A value supplied by the caller with its provenance.
+    Given(dp_models::constants::Tagged<f64>),
+}
+
+pub(crate) fn resolve_beta<D: Design, L: Loss + ?Sized>(
+    source: &GlobalSmoothness,
+    loss: &L,
+    x: &D,
+) -> Result<dp_models::constants::Tagged<f64>> {
+    let t = match source {
+        GlobalSmoothness::FromData => global_smoothness(loss, x)?,
+        GlobalSmoothness::Given(t) => t.clone(),
+    };
+    positive("global smoothness beta", t.value)?;
+    Ok(t)
+}
+
+/// `||x_i||_2` for every row.
+pub(crate) fn row_norms<D: Design>(x: &D) -> Vec<f64> {
+    (0..x.n_samples())
+        .map(|i| x.row_sq_norm(i).sqrt())
+        .collect()
+}
+
+/// Builder of non-private proximal SGD with Poisson subsampling, DP-SGD's twin.
+#[derive(Debug, Clone)]
+pub struct SgdParams<L, P> {
+    loss: L,
+    penalty: P,
+    passes: Option<u64>,
+    step_scale: f64,
+    batch_size: u64,
+    smoothness: GlobalSmoothness,
+    w0: Option<Vec<f64>>,
+}
+
+impl<L: Loss, P: Penalty> SgdParams<L, P> {
+    /// Starts a builder. Defaults: step scale 1 (`eta = 1/beta`), batch size 1, `w0 = 0`.
+    pub fn new(loss: L, penalty: P) -> Self {
+        Self {
+            loss,
+            penalty,
+            passes: None,
+            step_scale: 1.0,
+            batch_size: 1,
+            smoothness: GlobalSmoothness::FromData,
+            w0: None,
+        }
+    }
+    /// Number of passes (one pass = `ceil(n / b)` steps). Required.
+    pub fn passes(mut self, passes: u64) -> Self {
+        self.passes = Some(passes);
+        self
+    }
+    /// Step scale `gamma` (`eta = gamma / beta`).
+    pub fn step_scale(mut self, gamma: f64) -> Self {
+        self.step_scale = gamma;
+        self
+    }
+    /// Expected batch size `b` (sampling rate `b / n`).
+    pub fn batch_size(mut self, b: u64) -> Self {
+        self.batch_size = b;
+        self
+    }
+    /// Source of `beta`.
+    pub fn smoothness(mut self, s: GlobalSmoothness) -> Self {
+        self.smoothness = s;
+        self
+    }
+    /// Initial point (default 0).
+    pub fn initial_point(mut self, w0: Vec<f64>) -> Self {
+        self.w0 = Some(w0);
+        self
+    }
+    /// Checks the parameters once.
+    pub fn build(self) -> Result<Sgd<L, P>> {
+        let passes = positive_count("passes", self.passes.ok_or(OptimError::Missing("passes"))?)?;
+        positive("step_scale", self.step_scale)?;
+        positive_count("batch_size", self.batch_size)?;
+        Ok(Sgd {
+            loss: self.loss,
+            penalty: self.penalty,
+            passes,
+            step_scale: self.step_scale,
+            batch_size: self.batch_size,
+            smoothness: self.smoothness,
+            w0: self.w0,
+        })
+    }
+}
+
+/// Non-private proximal SGD (checked parameters; see [`SgdParams`]).
+#[derive(Debug, Clone)]
+pub struct Sgd<L, P> {
+    loss: L,
+    penalty: P,
+    passes: u64,
+    step_scale: f64,
+    batch_size: u64,
+    smoothness: GlobalSmoothness,
+    w0: Option<Vec<f64>>,
+}
+
+/// Steps per pass: `ceil(n / b)`.
+pub(crate) fn steps_for(passes: u64, n: usize, b: u64) -> Result<u64> {
+    passes
+        .checked_mul((n as u64).div_ceil(b))
+        .ok_or_else(|| OptimError::InvalidParameter {
+            name: "passes",
+            value: passes.to_string(),
+            expected: "passes * n / b overflows u64; use fewer passes",
+        })
+}
+
+impl<L: Loss, P: Penalty> Sgd<L, P> {
+    /// Fits on `data`, drawing randomness from `rng` (seed not recorded).
+    pub fn fit<D: Design, R: Rng + ?Sized>(
+        &self,
+        data: &Dataset<D>,
+        rng: &mut R,
+    ) -> Result<FitReport> {
+        self.fit_inner(data, Streams::from_rng(rng), None)
+    }
+    /// Fits on `data` with a `ChaCha20Rng` seeded by `seed` (recorded in the report).
+    pub fn fit_seeded<D: Design>(&self, data: &Dataset<D>, seed: u64) -> Result<FitReport> {
+        self.fit_inner(data, Streams::from_seed(seed), Some(seed))
+    }
+
+    fn fit_inner<D: Design>(
+        &self,
+        data: &Dataset<D>,
+        mut streams: Streams,
+        seed: Option<u64>,
+    ) -> Result<FitReport> {
+        let start = std::time::Instant::now();
+        check_sgd_problem(
+            data,
+            &self.loss,
+            &self.penalty,
+            self.batch_size,
+            self.w0.as_deref(),
+        )?;
+        let (n, p) = (data.n_samples(), data.n_features());
+        let beta = resolve_beta(&self.smoothness, &self.loss, data.x())?.value;
+        let norms = row_norms(data.x());
+        let prob = SgdProblem {
+            x: data.x(),
+            y: data.y(),
+            loss: &self.loss,
+            penalty: &self.penalty,
+            row_norms: &norms,
+            eta: self.step_scale / beta,
+            sampling_rate: self.batch_size as f64 / n as f64,
+            batch: self.batch_size as f64,
+            steps: steps_for(self.passes, n, self.batch_size)?,
+        };
+        let mut w = self.w0.clone().unwrap_or_else(|| vec![0.0; p]);
+        let mut g = vec![0.0; p];
+        run_sgd(
+            &prob,
+            NoL2Clip,
+            &mut NoVecNoise,
+            &mut streams.coordinates,
+            &mut w,
+            &mut g,
+        );
+        let seconds = start.elapsed().as_secs_f64();
+        let mut z = vec![0.0; n];
+        data.x().matvec(&w, &mut z);
+        let objective = objective_from_predictor(&self.loss, &self.penalty, &w, &z, data.y());
+        Ok(FitReport::non_private(
+            "sgd",
+            w,
+            prob.steps,
+            seed,
+            Diagnostics {
+                objective,
+                zero_steps: 0,
+                seconds,
+            },
+        ))
+    }
+}

@@ -1,0 +1,357 @@
+//! Crate-internal tests: twins, lazy averaging, sensitivity, sampling.
+#![allow(clippy::needless_range_loop)]
+
+use crate::cd::{run_cd, Averaging, CdProblem, Schedule};
+use crate::kernel::{Clamp, ColumnKernels, NoClip, NoNoise};
+use crate::report::{Streams, Switches};
+use crate::*;
+use dp_models::constants::coordinate_smoothness;
+use dp_models::{
+    Dataset, DenseDesign, Design, Logistic, Loss, Penalty, SparseDesign, Squared, L1, L2,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
+/// A reproducible regression problem with imbalanced feature scales.
+pub(crate) fn regression(n: usize, p: usize, seed: u64) -> Dataset<DenseDesign> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut x = vec![0.0; n * p];
+    for i in 0..n {
+        for j in 0..p {
+            x[i * p + j] = (rng.random::<f64>() * 2.0 - 1.0) * (1.0 + j as f64);
+        }
+    }
+    let y = (0..n)
+        .map(|i| x[i * p] - 0.5 * x[i * p + 1 % p] + 0.3 * (rng.random::<f64>() - 0.5))
+        .collect();
+    Dataset::new(DenseDesign::from_row_major(n, p, &x).unwrap(), y).unwrap()
+}
+
+pub(crate) fn classification(n: usize, p: usize, seed: u64) -> Dataset<DenseDesign> {
+    let d = regression(n, p, seed);
+    let y = d
+        .y()
+        .iter()
+        .map(|&v| if v > 0.0 { 1.0 } else { -1.0 })
+        .collect();
+    let (x, _) = d.into_parts();
+    Dataset::new(x, y).unwrap()
+}
+
+#[test]
+fn dp_cd_without_noise_and_clipping_is_cd_bit_for_bit() {
+    for averaging in [Averaging::LastIterate, Averaging::Every(7), Averaging::Once] {
+        let data = regression(60, 4, 1);
+        let dp = DpCdParams::new(Squared::full(), L1::new(0.05).unwrap())
+            .epsilon(1.0)
+            .delta(1e-5)
+            .passes(5)
+            .step_scale(0.7)
+            .clip(0.5)
+            .averaging(averaging)
+            .allow_non_private_constants(true)
+            .build()
+            .unwrap();
+        let private = dp
+            .fit_inner(&data, Streams::from_seed(9), Some(9), Switches::OFF)
+            .unwrap();
+        let twin = CdParams::new(Squared::full(), L1::new(0.05).unwrap())
+            .passes(5)
+            .step_scale(0.7)
+            .averaging(averaging)
+            .build()
+            .unwrap()
+            .fit_seeded(&data, 9)
+            .unwrap();
+        let a: Vec<u64> = private.coefficients.iter().map(|v| v.to_bits()).collect();
+        let b: Vec<u64> = twin.coefficients.iter().map(|v| v.to_bits()).collect();
+        assert_eq!(a, b, "{averaging:?}");
+        assert_eq!(private.iterations, twin.iterations);
+        // And the private run with its noise on is different (the test can fail).
+        let noisy = dp.fit_seeded(&data, 9).unwrap();
+        assert_ne!(noisy.coefficients, twin.coefficients);
+        // Clipping alone (no noise) also changes the result: C = 0.5 is active here.
+        let clipped = dp
+            .fit_inner(
+                &data,
+                Streams::from_seed(9),
+                Some(9),
+                Switches {
+                    noise: false,
+                    clip: true,
+                },
+            )
+            .unwrap();
+        assert_ne!(clipped.coefficients, twin.coefficients);
+    }
+}
+
+#[test]
+fn dp_sgd_without_noise_and_clipping_is_sgd_bit_for_bit() {
+    for b in [1u64, 5] {
+        let data = classification(80, 3, 2);
+        let dp = DpSgdParams::new(Logistic, L2::new(0.01).unwrap())
+            .epsilon(1.0)
+            .delta(1e-5)
+            .passes(3)
+            .step_scale(0.3)
+            .clip(0.1)
+            .batch_size(b)
+            .allow_non_private_constants(true)
+            .build()
+            .unwrap();
+        let private = dp
+            .fit_inner(&data, Streams::from_seed(4), Some(4), Switches::OFF)
+            .unwrap();
+        let twin = SgdParams::new(Logistic, L2::new(0.01).unwrap())
+            .passes(3)
+            .step_scale(0.3)
+            .batch_size(b)
+            .build()
+            .unwrap()
+            .fit_seeded(&data, 4)
+            .unwrap();
+        let a: Vec<u64> = private.coefficients.iter().map(|v| v.to_bits()).collect();
+        let c: Vec<u64> = twin.coefficients.iter().map(|v| v.to_bits()).collect();
+        assert_eq!(a, c, "b = {b}");
+        let noisy = dp.fit_seeded(&data, 4).unwrap();
+        assert_ne!(noisy.coefficients, twin.coefficients);
+    }
+}
+
+/// Naive Algorithm 1 (stores every iterate's sum explicitly) against the lazy O(1)
+/// averaging of the engine.
+#[test]
+fn lazy_averaging_equals_naive_averaging() {
+    let data = regression(40, 5, 3);
+    let loss = Squared::full();
+    let pen = L1::new(0.02).unwrap();
+    let m = coordinate_smoothness(&loss, data.x()).unwrap().value;
+    let steps: Vec<f64> = m.iter().map(|v| 0.8 / v).collect();
+    let (t, k) = (4u64, 9u64);
+    let schedule = Schedule {
+        outer: t,
+        inner: k,
+        averaged: true,
+    };
+    let prob = CdProblem {
+        x: data.x(),
+        y: data.y(),
+        loss: &loss,
+        penalty: &pen,
+        steps: &steps,
+    };
+    let mut w = vec![0.0; 5];
+    let mut z = vec![0.0; 40];
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    run_cd(
+        &prob,
+        schedule,
+        &NoClip,
+        &mut NoNoise,
+        &mut rng,
+        &mut w,
+        &mut z,
+    );
+
+    // Naive.
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    let mut theta = vec![0.0; 5];
+    let n = 40.0;
+    for _ in 0..t {
+        let mut sum = [0.0; 5];
+        for _ in 0..k {
+            let mut zz = vec![0.0; 40];
+            data.x().matvec(&theta, &mut zz);
+            let j = rng.random_range(0..5);
+            let mut g = 0.0;
+            for i in 0..40 {
+                g += loss.derivative(zz[i], data.y()[i]) * data.x().col(j)[i];
+            }
+            g /= n;
+            theta[j] = pen.prox_1d(j, theta[j] - steps[j] * g, steps[j]);
+            for (s, v) in sum.iter_mut().zip(&theta) {
+                *s += v;
+            }
+        }
+        for (th, s) in theta.iter_mut().zip(sum) {
+            *th = s / k as f64;
+        }
+    }
+    for j in 0..5 {
+        assert!(
+            (w[j] - theta[j]).abs() < 1e-12,
+            "{j}: {} vs {}",
+            w[j],
+            theta[j]
+        );
+    }
+    // The maintained predictor matches X w.
+    let mut zz = vec![0.0; 40];
+    data.x().matvec(&w, &mut zz);
+    for i in 0..40 {
+        assert!((zz[i] - z[i]).abs() < 1e-12);
+    }
+}
+
+/// Non-private CD with gamma_j = 1/M_j converges to a point satisfying the LASSO
+/// optimality conditions (independent check: subdifferential distance of every
+/// coordinate from the full gradient).
+#[test]
+fn cd_converges_to_a_kkt_point() {
+    for sparse in [false, true] {
+        let data = regression(100, 6, 7);
+        let loss = Squared::full();
+        let pen = L1::new(0.05).unwrap();
+        let solver = CdParams::new(loss, pen.clone())
+            .passes(400)
+            .build()
+            .unwrap();
+        let w = if sparse {
+            let (x, y) = data.clone().into_parts();
+            let s = Dataset::new(SparseDesign::from_dense(&x), y).unwrap();
+            solver.fit_seeded(&s, 1).unwrap().coefficients
+        } else {
+            solver.fit_seeded(&data, 1).unwrap().coefficients
+        };
+        let mut z = vec![0.0; 100];
+        data.x().matvec(&w, &mut z);
+        for j in 0..6 {
+            let g = data.x().col_grad_sum(j, &loss, &z, data.y(), NoClip) / 100.0;
+            let v = pen.subdiff_distance(j, w[j], g);
+            assert!(v < 1e-9, "sparse={sparse} j={j}: violation {v}");
+        }
+        assert!(w.iter().any(|&v| v != 0.0));
+    }
+}
+
+/// Brute-force sensitivity: replacing one record moves the clipped coordinate gradient
+/// by at most 2 C_j / n.
+#[test]
+fn clipped_coordinate_gradient_sensitivity_is_2c_over_n() {
+    let n = 30;
+    let data = regression(n, 3, 11);
+    let mut rng = ChaCha20Rng::seed_from_u64(12);
+    let loss = Squared::full();
+    for trial in 0..200 {
+        let (x, mut y) = data.clone().into_parts();
+        let mut rows: Vec<f64> = (0..n).flat_map(|i| x.row(i).to_vec()).collect();
+        let w: Vec<f64> = (0..3).map(|_| rng.random::<f64>() * 4.0 - 2.0).collect();
+        let c = 0.05 + rng.random::<f64>();
+        let before = {
+            let d = DenseDesign::from_row_major(n, 3, &rows).unwrap();
+            let mut z = vec![0.0; n];
+            d.matvec(&w, &mut z);
+            (0..3)
+                .map(|j| d.col_grad_sum(j, &loss, &z, &y, Clamp(c)) / n as f64)
+                .collect::<Vec<_>>()
+        };
+        let i = trial % n;
+        for j in 0..3 {
+            rows[i * 3 + j] = (rng.random::<f64>() - 0.5) * 1e3;
+        }
+        y[i] = (rng.random::<f64>() - 0.5) * 1e3;
+        let d = DenseDesign::from_row_major(n, 3, &rows).unwrap();
+        let mut z = vec![0.0; n];
+        d.matvec(&w, &mut z);
+        for (j, b) in before.iter().enumerate() {
+            let a = d.col_grad_sum(j, &loss, &z, &y, Clamp(c)) / n as f64;
+            assert!(
+                (a - b).abs() <= 2.0 * c / n as f64 * (1.0 + 1e-12),
+                "trial {trial}"
+            );
+        }
+    }
+}
+
+/// Poisson subsampling by geometric skips includes each index with probability q.
+#[test]
+fn poisson_sampling_rate_is_q() {
+    let data = classification(50, 2, 3);
+    let norms = crate::sgd::row_norms(data.x());
+    let q = 0.1;
+    let prob = crate::sgd::SgdProblem {
+        x: data.x(),
+        y: data.y(),
+        loss: &Logistic,
+        penalty: &dp_models::NoPenalty,
+        row_norms: &norms,
+        eta: 0.0,
+        sampling_rate: q,
+        batch: 5.0,
+        steps: 20_000,
+    };
+    let mut w = vec![0.0; 2];
+    let mut g = vec![0.0; 2];
+    let mut rng = ChaCha20Rng::seed_from_u64(8);
+    let sampled = crate::sgd::run_sgd(
+        &prob,
+        crate::sgd::NoL2Clip,
+        &mut crate::sgd::NoVecNoise,
+        &mut rng,
+        &mut w,
+        &mut g,
+    );
+    // Binomial(1e6, 0.1): mean 1e5, sd 300; 8 sd tolerance.
+    let expected = 20_000.0 * 50.0 * q;
+    assert!((sampled as f64 - expected).abs() < 8.0 * 300.0, "{sampled}");
+}
+
+#[test]
+fn seeded_fits_reproduce_bit_for_bit() {
+    let data = regression(50, 4, 21);
+    let dp = DpCdParams::new(Squared::full(), L1::new(0.01).unwrap())
+        .epsilon(2.0)
+        .delta(1e-4)
+        .passes(3)
+        .clip(1.0)
+        .allow_non_private_constants(true)
+        .build()
+        .unwrap();
+    let a = dp.fit_seeded(&data, 77).unwrap();
+    let b = dp.fit_seeded(&data, 77).unwrap();
+    let c = dp.fit_seeded(&data, 78).unwrap();
+    assert_eq!(a.coefficients, b.coefficients);
+    assert_eq!(a.seed, Some(77));
+    assert_ne!(a.coefficients, c.coefficients);
+    let mut r1 = ChaCha20Rng::seed_from_u64(3);
+    let mut r2 = ChaCha20Rng::seed_from_u64(3);
+    assert_eq!(
+        dp.fit(&data, &mut r1).unwrap().coefficients,
+        dp.fit(&data, &mut r2).unwrap().coefficients
+    );
+    let sgd = DpSgdParams::new(Logistic, L2::new(0.01).unwrap())
+        .epsilon(1.0)
+        .delta(1e-4)
+        .passes(2)
+        .clip(1.0)
+        .allow_non_private_constants(true)
+        .build()
+        .unwrap();
+    let cls = classification(50, 4, 2);
+    assert_eq!(
+        sgd.fit_seeded(&cls, 5).unwrap().coefficients,
+        sgd.fit_seeded(&cls, 5).unwrap().coefficients
+    );
+}
+
+/// The coordinate kernels agree between dense and sparse storage on a whole DP-CD fit.
+#[test]
+fn dense_and_sparse_dp_cd_agree() {
+    let data = regression(70, 5, 31);
+    let (x, y) = data.clone().into_parts();
+    let sparse = Dataset::new(SparseDesign::from_dense(&x), y).unwrap();
+    let dp = DpCdParams::new(Squared::full(), L1::new(0.01).unwrap())
+        .epsilon(1.0)
+        .delta(1e-4)
+        .passes(4)
+        .clip(2.0)
+        .allow_non_private_constants(true)
+        .build()
+        .unwrap();
+    let a = dp.fit_seeded(&data, 3).unwrap().coefficients;
+    let b = dp.fit_seeded(&sparse, 3).unwrap().coefficients;
+    for (u, v) in a.iter().zip(&b) {
+        assert!((u - v).abs() < 1e-9 * (1.0 + u.abs()), "{u} vs {v}");
+    }
+}
