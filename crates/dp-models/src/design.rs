@@ -46,6 +46,22 @@ pub trait Design: Send + Sync {
     ) {
         self.for_each_in_col(j, |i, x| f(i, x, a[i], b[i]));
     }
+    /// `sum_i f(x_ij, a_i, b_i)` over the stored entries of column `j` (`a`, `b` have
+    /// length `n`; `f` must be 0 when `x_ij = 0` for dense and sparse results to agree).
+    /// The dense implementation keeps four independent partial sums so that the loop
+    /// pipelines (and vectorises when `f` does), so the summation order differs from a
+    /// sequential sum by rounding only.
+    fn col_sum_map<F: FnMut(f64, f64, f64) -> f64>(
+        &self,
+        j: usize,
+        a: &[f64],
+        b: &[f64],
+        mut f: F,
+    ) -> f64 {
+        let mut s = 0.0;
+        self.for_each_in_col_zip(j, a, b, |_, x, ai, bi| s += f(x, ai, bi));
+        s
+    }
     /// `sum_i x_ij v_i`.
     fn col_dot(&self, j: usize, v: &[f64]) -> f64 {
         let mut s = 0.0;
@@ -233,6 +249,32 @@ impl Design for DenseDesign {
         for (i, ((&x, &ai), &bi)) in col.iter().zip(&a[..n]).zip(&b[..n]).enumerate() {
             f(i, x, ai, bi);
         }
+    }
+    #[inline]
+    fn col_sum_map<F: FnMut(f64, f64, f64) -> f64>(
+        &self,
+        j: usize,
+        a: &[f64],
+        b: &[f64],
+        mut f: F,
+    ) -> f64 {
+        let col = self.col(j);
+        let n = col.len();
+        let (a, b) = (&a[..n], &b[..n]);
+        let mut acc = [0.0f64; 4];
+        let (xc, ac, bc) = (col.chunks_exact(4), a.chunks_exact(4), b.chunks_exact(4));
+        let (xr, ar, br) = (xc.remainder(), ac.remainder(), bc.remainder());
+        for ((x, a), b) in xc.zip(ac).zip(bc) {
+            acc[0] += f(x[0], a[0], b[0]);
+            acc[1] += f(x[1], a[1], b[1]);
+            acc[2] += f(x[2], a[2], b[2]);
+            acc[3] += f(x[3], a[3], b[3]);
+        }
+        let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        for ((&x, &a), &b) in xr.iter().zip(ar).zip(br) {
+            s += f(x, a, b);
+        }
+        s
     }
     #[inline]
     fn col_dot(&self, j: usize, v: &[f64]) -> f64 {

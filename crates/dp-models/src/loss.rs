@@ -125,11 +125,14 @@ pub fn log1p_exp(t: f64) -> f64 {
 /// The logistic sigmoid `1 / (1 + exp(-t))`, stable for large `|t|`.
 #[inline]
 pub fn sigmoid(t: f64) -> f64 {
+    // One exp of a non-positive argument (no overflow) and a select, no data-dependent
+    // branch around the exp: 1/(1+e^-t) for t >= 0, e^t/(1+e^t) otherwise.
+    let e = (-t.abs()).exp();
+    let r = 1.0 / (1.0 + e);
     if t >= 0.0 {
-        1.0 / (1.0 + (-t).exp())
+        r
     } else {
-        let e = t.exp();
-        e / (1.0 + e)
+        e * r
     }
 }
 

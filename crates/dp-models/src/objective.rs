@@ -127,11 +127,9 @@ impl<'a, D: Design, L: Loss + ?Sized, P: Penalty + ?Sized> Objective<'a, D, L, P
     #[inline]
     pub fn coordinate_gradient(&self, j: usize, z: &[f64]) -> f64 {
         let loss = self.loss;
-        let mut s = 0.0;
-        self.x()
-            .for_each_in_col_zip(j, z, self.y(), |_, x, zi, yi| {
-                s += loss.derivative(zi, yi) * x
-            });
+        let s = self
+            .x()
+            .col_sum_map(j, z, self.y(), |x, zi, yi| loss.derivative(zi, yi) * x);
         s * self.inv_n
     }
 
@@ -143,11 +141,9 @@ impl<'a, D: Design, L: Loss + ?Sized, P: Penalty + ?Sized> Objective<'a, D, L, P
     #[inline]
     pub fn clipped_coordinate_gradient(&self, j: usize, z: &[f64], clip: f64) -> f64 {
         let loss = self.loss;
-        let mut s = 0.0;
-        self.x()
-            .for_each_in_col_zip(j, z, self.y(), |_, x, zi, yi| {
-                s += (loss.derivative(zi, yi) * x).clamp(-clip, clip)
-            });
+        let s = self.x().col_sum_map(j, z, self.y(), |x, zi, yi| {
+            (loss.derivative(zi, yi) * x).clamp(-clip, clip)
+        });
         s * self.inv_n
     }
 

@@ -760,9 +760,9 @@ pub const DOROTHEA: DorotheaParams = DorotheaParams {
     n: 800,
     p: 88_119,
     density: 0.009,
-    frequency_sigma: 1.5,
+    frequency_sigma: 1.1,
     n_positive: 78,
-    n_relevant: 100,
+    n_relevant: 150,
     score_noise: 0.1,
 };
 
@@ -865,4 +865,4 @@ pub fn dorothea_like_with(params: &DorotheaParams, seed: u64) -> Result<Syntheti
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
