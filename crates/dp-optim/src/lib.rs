@@ -2,6 +2,7 @@
 
 pub mod cd;
 pub mod dp_cd;
+pub mod dp_gcd;
 pub mod dp_sgd;
 pub mod error;
 pub mod kernel;

@@ -1,0 +1,418 @@
+use super::*;
+use dp_models::{DenseDesign, Hinge, Logistic, NoPenalty, SparseDesign, Squared, L1};
+use rand::Rng;
+
+fn gaussian_data(n: usize, p: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut x = vec![0.0; n * p];
+    for v in x.iter_mut() {
+        // A crude but deterministic bell shape (sum of uniforms).
+        *v = (0..4).map(|_| rng.random::<f64>() - 0.5).sum::<f64>();
+    }
+    // A few large true coefficients: quasi-sparse truth.
+    let mut y = vec![0.0; n];
+    for i in 0..n {
+        y[i] = 3.0 * x[i * p] - 2.0 * x[i * p + 1 % p] + 0.1 * (rng.random::<f64>() - 0.5);
+    }
+    (x, y)
+}
+
+fn regression(n: usize, p: usize, seed: u64) -> Dataset<DenseDesign> {
+    let (x, y) = gaussian_data(n, p, seed);
+    Dataset::new(DenseDesign::from_row_major(n, p, &x).unwrap(), y).unwrap()
+}
+
+fn classification(n: usize, p: usize, seed: u64) -> Dataset<DenseDesign> {
+    let (x, y) = gaussian_data(n, p, seed);
+    let y = y
+        .iter()
+        .map(|&v| if v >= 0.0 { 1.0 } else { -1.0 })
+        .collect();
+    Dataset::new(DenseDesign::from_row_major(n, p, &x).unwrap(), y).unwrap()
+}
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+const RULES: [SelectionRule; 4] = [
+    SelectionRule::GsL,
+    SelectionRule::GsS,
+    SelectionRule::GsR,
+    SelectionRule::GsQ,
+];
+
+#[test]
+fn noise_off_equals_the_non_private_twin() {
+    let data = regression(60, 12, 1);
+    let pen = L1::new(0.05).unwrap();
+    for rule in RULES {
+        for step in [0.5, 1.0] {
+            let plan = DpGcd::new(Squared::half(), pen.clone())
+                .iterations(15)
+                .step(step)
+                .clip(f64::INFINITY)
+                .rule(rule)
+                .noise_off()
+                .record_trajectory(true)
+                .build()
+                .unwrap();
+            let rep = plan.fit_seeded(&data, 3).unwrap();
+            let twin = greedy_cd(&data, &Squared::half(), &pen, 0.0, rule, step, 15).unwrap();
+            assert_eq!(
+                bits(&rep.coefficients),
+                bits(&twin.coefficients),
+                "{rule:?}"
+            );
+            assert_eq!(rep.selected, twin.selected);
+            assert_eq!(
+                bits(&rep.diagnostics.objective_trajectory),
+                bits(&twin.objective_trajectory)
+            );
+            assert!(!rep.guarantee.proven);
+            assert!(rep.algorithm.contains("not private"));
+        }
+    }
+    // Logistic with a smooth ridge term, GS-L.
+    let data = classification(80, 10, 2);
+    let plan = DpGcd::new(Logistic, NoPenalty)
+        .ridge(1e-2)
+        .iterations(20)
+        .clip(f64::INFINITY)
+        .noise_off()
+        .build()
+        .unwrap();
+    let rep = plan.fit_seeded(&data, 0).unwrap();
+    let twin = greedy_cd(
+        &data,
+        &Logistic,
+        &NoPenalty,
+        1e-2,
+        SelectionRule::GsL,
+        1.0,
+        20,
+    )
+    .unwrap();
+    assert_eq!(bits(&rep.coefficients), bits(&twin.coefficients));
+}
+
+#[test]
+fn parallel_sparse_path_equals_the_twin() {
+    // nnz >= 2^16 and p > 256 triggers the rayon path.
+    let (n, p) = (200, 600);
+    let mut rng = ChaCha20Rng::seed_from_u64(9);
+    let mut trip = Vec::new();
+    for i in 0..n {
+        for j in 0..p {
+            if rng.random::<f64>() < 0.6 || j == i % p {
+                trip.push((i, j, rng.random::<f64>() - 0.3));
+            }
+        }
+    }
+    assert!(trip.len() >= 1 << 16);
+    let x = SparseDesign::from_triplets(n, p, &trip).unwrap();
+    let y: Vec<f64> = (0..n)
+        .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let data = Dataset::new(x, y).unwrap();
+    let plan = DpGcd::new(Logistic, L1::new(1e-3).unwrap())
+        .iterations(8)
+        .rule(SelectionRule::GsR)
+        .clip(f64::INFINITY)
+        .noise_off()
+        .build()
+        .unwrap();
+    let rep = plan.fit_seeded(&data, 0).unwrap();
+    let twin = greedy_cd(
+        &data,
+        &Logistic,
+        &L1::new(1e-3).unwrap(),
+        0.0,
+        SelectionRule::GsR,
+        1.0,
+        8,
+    )
+    .unwrap();
+    assert_eq!(bits(&rep.coefficients), bits(&twin.coefficients));
+}
+
+#[test]
+fn greedy_twin_descends_and_stays_sparse() {
+    let data = classification(100, 15, 4);
+    let r = greedy_cd(
+        &data,
+        &Logistic,
+        &NoPenalty,
+        1e-3,
+        SelectionRule::GsL,
+        1.0,
+        12,
+    )
+    .unwrap();
+    for t in 1..r.objective_trajectory.len() {
+        assert!(r.objective_trajectory[t] <= r.objective_trajectory[t - 1] + 1e-15);
+        let support = r.coefficients.iter().filter(|v| **v != 0.0).count();
+        assert!(support <= 12);
+    }
+    assert!(r.objective_trajectory[12] < r.objective_trajectory[0]);
+    // Separable quadratic: orthogonal columns; the first pick maximises |g_j|/sqrt(M_j).
+    let x =
+        DenseDesign::from_row_major(3, 3, &[2.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.5]).unwrap();
+    // g_j = -(1/3) x_jj y_j, M_j = x_jj^2/3 -> |g_j|/sqrt(M_j) = |y_j|/sqrt(3).
+    let data = Dataset::new(x, vec![1.0, 3.0, 2.0]).unwrap();
+    let r = greedy_cd(
+        &data,
+        &Squared::half(),
+        &NoPenalty,
+        0.0,
+        SelectionRule::GsL,
+        1.0,
+        3,
+    )
+    .unwrap();
+    assert_eq!(r.selected, vec![1, 2, 0]);
+    // With step 1/M_j each coordinate is solved exactly in one step.
+    assert!((r.coefficients[0] - 0.5).abs() < 1e-12);
+    assert!((r.coefficients[1] - 3.0).abs() < 1e-12);
+    assert!((r.coefficients[2] - 4.0).abs() < 1e-12);
+}
+
+fn private_plan(variant: Variant, rnm: RnmCalibration) -> DpGcdPlan<Squared, L1> {
+    DpGcd::new(Squared::half(), L1::new(0.01).unwrap())
+        .epsilon(1.0)
+        .delta(1e-5)
+        .iterations(10)
+        .step(0.5)
+        .clip(2.0)
+        .rule(SelectionRule::GsR)
+        .variant(variant)
+        .rnm_calibration(rnm)
+        .allow_non_private_constants(true)
+        .record_trajectory(true)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn seeded_fits_reproduce_bit_for_bit() {
+    let data = regression(50, 20, 5);
+    for (variant, rnm) in [
+        (Variant::Laplace, RnmCalibration::Conservative),
+        (Variant::Laplace, RnmCalibration::Paper),
+        (Variant::Zcdp, RnmCalibration::Conservative),
+    ] {
+        let plan = private_plan(variant, rnm);
+        let a = plan.fit_seeded(&data, 11).unwrap();
+        let b = plan.fit_seeded(&data, 11).unwrap();
+        let c = plan.fit_seeded(&data, 12).unwrap();
+        assert_eq!(bits(&a.coefficients), bits(&b.coefficients));
+        assert_eq!(a.selected, b.selected);
+        assert_ne!(bits(&a.coefficients), bits(&c.coefficients), "{variant:?}");
+        assert_eq!(a.seed, Some(11));
+        assert_eq!(a.algorithm, variant.name());
+        assert_eq!(a.guarantee.proven, rnm == RnmCalibration::Conservative);
+        // Iterates are sparse: at most one new coordinate per iteration.
+        assert!(a.coefficients.iter().filter(|v| **v != 0.0).count() <= 10);
+    }
+}
+
+#[test]
+fn calibration_and_guarantees_meet_the_target() {
+    let plan = private_plan(Variant::Laplace, RnmCalibration::Conservative);
+    let eps_step = match plan.calibration() {
+        Calibration::Laplace { step_epsilon } => step_epsilon,
+        other => panic!("{other:?}"),
+    };
+    let want = laplace_step_epsilon(1.0, 1e-5, 10, LaplaceComposition::Advanced).unwrap();
+    assert_eq!(eps_step, want);
+    let data = regression(50, 20, 5);
+    let rep = plan.fit_seeded(&data, 1).unwrap();
+    assert!(rep.guarantee.epsilon <= 1.0 + 1e-9, "{:?}", rep.guarantee);
+    assert!(rep.guarantee.delta <= 1e-5 * (1.0 + 1e-9));
+    assert!((rep.noise.update_multiplier - 1.0 / eps_step).abs() < 1e-12);
+    assert!((rep.noise.selection_multiplier - 2.0 / eps_step).abs() < 1e-12);
+    assert_eq!(rep.ledger.entries().len(), 2);
+
+    let plan = private_plan(Variant::Zcdp, RnmCalibration::Conservative);
+    let rep = plan.fit_seeded(&data, 1).unwrap();
+    assert!(rep.guarantee.epsilon <= 1.0, "{:?}", rep.guarantee);
+    assert!(rep.guarantee.rho.unwrap() > 0.0);
+    // At the same target the zCDP variant's update noise (std / Delta) is smaller than
+    // the Laplace variant's (std / Delta = sqrt(2) / eps').
+    assert!(rep.noise.update_multiplier < 2f64.sqrt() / eps_step);
+}
+
+#[test]
+fn bad_input_is_an_error_naming_the_problem() {
+    let base = || {
+        DpGcd::new(Squared::half(), L1::new(0.1).unwrap())
+            .epsilon(1.0)
+            .delta(1e-6)
+            .allow_non_private_constants(true)
+    };
+    let msg = |r: Result<DpGcdPlan<Squared, L1>>| r.unwrap_err().to_string();
+    assert!(msg(base().epsilon(0.0).build())
+        .to_lowercase()
+        .contains("epsilon"));
+    assert!(msg(base().epsilon(f64::NAN).build())
+        .to_lowercase()
+        .contains("epsilon"));
+    assert!(msg(base().delta(1.0).build())
+        .to_lowercase()
+        .contains("delta"));
+    assert!(msg(base().delta(-0.1).build())
+        .to_lowercase()
+        .contains("delta"));
+    assert!(msg(base().iterations(0).build()).contains("iterations"));
+    assert!(msg(base().step(0.0).build()).contains("step"));
+    assert!(msg(base().step(f64::INFINITY).build()).contains("step"));
+    assert!(msg(base().clip(-1.0).build()).contains("clip"));
+    assert!(msg(base().clip(f64::INFINITY).build()).contains("clip"));
+    assert!(msg(base().ridge(-1.0).build()).contains("ridge"));
+    assert!(
+        msg(base().variant(Variant::Zcdp).selection_share(1.5).build()).contains("selection_share")
+    );
+    let hinge = DpGcd::new(Hinge, NoPenalty)
+        .epsilon(1.0)
+        .delta(1e-6)
+        .build();
+    assert!(hinge.unwrap_err().to_string().contains("hinge"));
+
+    let data = regression(20, 5, 1);
+    // Non-private constants need an explicit opt-in.
+    let strict = DpGcd::new(Squared::half(), L1::new(0.1).unwrap())
+        .epsilon(1.0)
+        .delta(1e-6)
+        .build()
+        .unwrap();
+    assert!(strict.fit_seeded(&data, 0).is_err());
+    // Labels must suit the loss.
+    let plan = DpGcd::new(Logistic, NoPenalty)
+        .epsilon(1.0)
+        .delta(1e-6)
+        .allow_non_private_constants(true)
+        .build()
+        .unwrap();
+    assert!(plan
+        .fit_seeded(&data, 0)
+        .unwrap_err()
+        .to_string()
+        .contains("label"));
+    // Penalty weights of the wrong dimension.
+    let plan = base().build().unwrap();
+    let plan_w = DpGcd::new(
+        Squared::half(),
+        L1::new(0.1).unwrap().with_weights(vec![1.0; 3]).unwrap(),
+    )
+    .epsilon(1.0)
+    .delta(1e-6)
+    .allow_non_private_constants(true)
+    .build()
+    .unwrap();
+    assert!(plan_w.fit_seeded(&data, 0).is_err());
+    // Wrong number of given smoothness constants, and an all-zero column.
+    let plan_m = base()
+        .smoothness(Tagged::public(vec![1.0; 4]))
+        .build()
+        .unwrap();
+    assert!(plan_m
+        .fit_seeded(&data, 0)
+        .unwrap_err()
+        .to_string()
+        .contains("smoothness"));
+    let x = DenseDesign::from_row_major(2, 2, &[1.0, 0.0, 2.0, 0.0]).unwrap();
+    let zero_col = Dataset::new(x, vec![1.0, 2.0]).unwrap();
+    assert!(plan
+        .fit_seeded(&zero_col, 0)
+        .unwrap_err()
+        .to_string()
+        .contains("M_1"));
+    // A diverging step is reported, not a panic.
+    let wild = base()
+        .step(1e300)
+        .clip(1e300)
+        .iterations(5)
+        .build()
+        .unwrap();
+    let _ = wild.fit_seeded(&data, 0);
+}
+
+/// Selection sanity (spec check 9.5): with one dominant coordinate the private selection
+/// picks it more and more often as epsilon grows.
+#[test]
+fn selection_concentrates_as_noise_vanishes() {
+    let rows = [
+        1.0, 0.1, 0.1, 1.0, 0.1, -0.1, 1.0, -0.1, 0.1, 1.0, -0.1, -0.1,
+    ];
+    let x: Vec<f64> = (0..10).flat_map(|_| rows).collect();
+    let x = DenseDesign::from_row_major(40, 3, &x).unwrap();
+    let data = Dataset::new(x, vec![2.0; 40]).unwrap();
+    for variant in [Variant::Laplace, Variant::Zcdp] {
+        let mut freq = Vec::new();
+        for eps in [0.05, 5.0, 500.0] {
+            let plan = DpGcd::new(Squared::half(), NoPenalty)
+                .epsilon(eps)
+                .delta(1e-6)
+                .clip(2.5)
+                .variant(variant)
+                .allow_non_private_constants(true)
+                .build()
+                .unwrap();
+            let hits = (0..200u64)
+                .filter(|&s| plan.fit_seeded(&data, s).unwrap().selected[0] == 0)
+                .count();
+            freq.push(hits);
+        }
+        assert!(freq[2] >= 195, "{variant:?} {freq:?}");
+        assert!(freq[0] < freq[2], "{variant:?} {freq:?}");
+    }
+}
+
+/// Seeded private fits do not depend on the number of rayon threads (the selection noise
+/// streams are tied to fixed coordinate blocks).
+#[test]
+fn private_fits_do_not_depend_on_the_thread_count() {
+    let (n, p) = (100, 3000);
+    let mut rng = ChaCha20Rng::seed_from_u64(21);
+    let mut trip = Vec::new();
+    for j in 0..p {
+        for i in 0..n {
+            if rng.random::<f64>() < 0.25 || i == j % n {
+                trip.push((i, j, 1.0));
+            }
+        }
+    }
+    assert!(trip.len() >= 1 << 16);
+    let x = SparseDesign::from_triplets(n, p, &trip).unwrap();
+    let y: Vec<f64> = (0..n)
+        .map(|i| if i % 4 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let data = Dataset::new(x, y).unwrap();
+    for (variant, rnm) in [
+        (Variant::Laplace, RnmCalibration::Conservative),
+        (Variant::Laplace, RnmCalibration::Paper),
+        (Variant::Zcdp, RnmCalibration::Conservative),
+    ] {
+        let plan = DpGcd::new(Logistic, L1::new(1e-3).unwrap())
+            .epsilon(1.0)
+            .delta(1e-4)
+            .iterations(6)
+            .clip(1.0)
+            .rule(SelectionRule::GsR)
+            .variant(variant)
+            .rnm_calibration(rnm)
+            .allow_non_private_constants(true)
+            .build()
+            .unwrap();
+        let fit_with = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| plan.fit_seeded(&data, 5).unwrap())
+        };
+        let (a, b) = (fit_with(1), fit_with(3));
+        assert_eq!(a.selected, b.selected, "{variant:?} {rnm:?}");
+        assert_eq!(bits(&a.coefficients), bits(&b.coefficients));
+    }
+}
