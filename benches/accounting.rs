@@ -7,6 +7,8 @@
 //! * `pld_epsilon_1e4_steps`: the PLD interval for 1e4 steps of the same mechanism.
 //! * `discrete_gaussian_sample`: one exact discrete Gaussian draw, sigma^2 = 100.
 
+#![allow(missing_docs)] // criterion_group! generates an undocumented function
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use dp_accounting::calibrate::RdpConversion;
 use dp_accounting::calibrate::{calibrate_sigma, epsilon, Accountant, Plan, PlanMechanism};

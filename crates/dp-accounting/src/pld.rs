@@ -258,10 +258,7 @@ impl LossModel {
                 let o = Self::remove_inverse(q, sigma, x);
                 let (c0, s0) = phi2(o / sigma);
                 let (c1, s1) = phi2((o - 1.0) / sigma);
-                (
-                    ((1.0 - q) * c0 + q * c1, (1.0 - q) * s0 + q * s1),
-                    (c0, s0),
-                )
+                (((1.0 - q) * c0 + q * c1, (1.0 - q) * s0 + q * s1), (c0, s0))
             }
             LossModel::SubsampledAdd { q, sigma } => {
                 if q < 1.0 && -x <= (-q).ln_1p() {
@@ -270,10 +267,7 @@ impl LossModel {
                 let o = Self::remove_inverse(q, sigma, -x);
                 let (c0, s0) = phi2(o / sigma);
                 let (c1, s1) = phi2((o - 1.0) / sigma);
-                (
-                    (s0, c0),
-                    ((1.0 - q) * s0 + q * s1, (1.0 - q) * c0 + q * c1),
-                )
+                ((s0, c0), ((1.0 - q) * s0 + q * s1, (1.0 - q) * c0 + q * c1))
             }
             _ => (self.p(x), self.q(x)),
         }
