@@ -28,6 +28,35 @@ pub struct Series {
     pub label: String,
     /// Points, any order (sorted by x when drawn).
     pub points: Vec<BandPoint>,
+    /// Fixed colour (so an algorithm keeps its colour across figures); palette order if `None`.
+    pub color: Option<(u8, u8, u8)>,
+}
+
+/// Tick positions for a log axis on `[lo, hi]`: 1, 2 and 5 times powers of ten inside the
+/// range (only powers of ten when the range spans more than three decades).
+fn log_keys(lo: f64, hi: f64) -> Vec<f64> {
+    let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let mults: &[f64] = if b - a > 3 { &[1.0] } else { &[1.0, 2.0, 5.0] };
+    let mut keys = Vec::new();
+    for e in a..=b {
+        for m in mults {
+            let v = m * 10f64.powi(e);
+            if v >= lo && v <= hi {
+                keys.push(v);
+            }
+        }
+    }
+    keys
+}
+
+/// A short tick label: `0.02`, `5e-4`, `1`.
+fn format_tick(v: f64) -> String {
+    if (1e-2..1e3).contains(&v.abs()) {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        format!("{v:.0e}")
+    }
 }
 
 /// A figure: several series on shared axes.
@@ -85,24 +114,33 @@ impl ErrorFigure {
             let pad = ((x1 - x0) * 0.04).max(0.5);
             (x0 - pad, x1 + pad)
         };
+        let x_keys = if self.log_x {
+            log_keys(x0, x1)
+        } else {
+            Vec::new()
+        };
+        let y_keys = log_keys(y0, y1);
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
             root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+            let y_axis = (y0..y1).log_scale().with_key_points(y_keys);
             if self.log_x {
+                let x_axis = (x0..x1).log_scale().with_key_points(x_keys);
                 let mut chart = ChartBuilder::on(&root)
                     .caption(&self.title, ("sans-serif", 20))
                     .margin(12)
                     .x_label_area_size(45)
                     .y_label_area_size(70)
-                    .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+                    .build_cartesian_2d(x_axis, y_axis)
                     .map_err(|e| anyhow!("{e:?}"))?;
                 chart
                     .configure_mesh()
+                    .light_line_style(WHITE)
                     .x_desc(self.x_label.as_str())
                     .y_desc(self.y_label.as_str())
-                    .x_label_formatter(&|v| format!("{v:.0}"))
-                    .y_label_formatter(&|v| format!("{v:.0e}"))
+                    .x_label_formatter(&|v| format!("{v}"))
+                    .y_label_formatter(&|v| format_tick(*v))
                     .draw()
                     .map_err(|e| anyhow!("{e:?}"))?;
                 self.draw_series(&mut chart)?;
@@ -112,13 +150,14 @@ impl ErrorFigure {
                     .margin(12)
                     .x_label_area_size(45)
                     .y_label_area_size(70)
-                    .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
+                    .build_cartesian_2d(x0..x1, y_axis)
                     .map_err(|e| anyhow!("{e:?}"))?;
                 chart
                     .configure_mesh()
+                    .light_line_style(WHITE)
                     .x_desc(self.x_label.as_str())
                     .y_desc(self.y_label.as_str())
-                    .y_label_formatter(&|v| format!("{v:.0e}"))
+                    .y_label_formatter(&|v| format_tick(*v))
                     .draw()
                     .map_err(|e| anyhow!("{e:?}"))?;
                 self.draw_series(&mut chart)?;
@@ -137,7 +176,9 @@ impl ErrorFigure {
         Y: Ranged<ValueType = f64>,
     {
         for (i, s) in self.series.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
+            let color = s
+                .color
+                .map_or(COLORS[i % COLORS.len()], |(r, g, b)| RGBColor(r, g, b));
             let mut pts: Vec<BandPoint> = s
                 .points
                 .iter()
@@ -186,7 +227,7 @@ impl ErrorFigure {
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
+            .position(SeriesLabelPosition::LowerLeft)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .draw()
@@ -229,6 +270,7 @@ mod tests {
                             max: 0.02,
                         },
                     ],
+                    color: None,
                 },
                 Series {
                     label: "dp-sgd".into(),
@@ -238,6 +280,7 @@ mod tests {
                         min: 0.3,
                         max: 0.3,
                     }],
+                    color: Some((214, 39, 40)),
                 },
             ],
         };
@@ -253,6 +296,9 @@ mod tests {
         ] {
             assert!(svg.contains(needle), "missing {needle}");
         }
+        assert_eq!(log_keys(0.015, 0.6), vec![0.02, 0.05, 0.1, 0.2, 0.5]);
+        assert_eq!(format_tick(0.02), "0.02");
+        assert_eq!(format_tick(5e-4), "5e-4");
         let empty = ErrorFigure {
             series: vec![],
             ..fig

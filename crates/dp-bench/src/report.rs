@@ -66,6 +66,37 @@ pub fn machine_description() -> String {
     format!("{model} ({cpus} logical CPUs available)")
 }
 
+/// CPU seconds (user + system, all threads) used by this process so far, from
+/// `/proc/self/stat` (Linux; `None` elsewhere). Clock ticks are converted with
+/// `getconf CLK_TCK` (100 when that is unavailable).
+pub fn process_cpu_seconds() -> Option<f64> {
+    let stat = fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    let hz = std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|h| *h > 0.0)
+        .unwrap_or(100.0);
+    Some((utime + stime) / hz)
+}
+
+/// The 1-minute load average from `/proc/loadavg` (Linux; `None` elsewhere).
+pub fn load_average() -> Option<f64> {
+    fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// Formats a number in short scientific notation (`1.23e-03`), `-` for non-finite values.
 pub fn sci(x: f64) -> String {
     if x.is_finite() {
@@ -140,5 +171,19 @@ mod tests {
         assert_eq!(err4(0.0007), "7.00e-4");
         assert_eq!(sci(f64::NAN), "-");
         assert_eq!(finite(f64::INFINITY), None);
+    }
+
+    #[test]
+    fn cpu_time_grows_with_work() {
+        if let Some(a) = process_cpu_seconds() {
+            let mut x = 0u64;
+            let start = std::time::Instant::now();
+            while start.elapsed().as_millis() < 300 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
+            std::hint::black_box(x);
+            let b = process_cpu_seconds().unwrap();
+            assert!(b >= a, "{a} -> {b}");
+        }
     }
 }
