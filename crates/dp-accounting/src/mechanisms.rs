@@ -68,6 +68,7 @@ fn open_unit<R: Rng + ?Sized>(rng: &mut R) -> f64 {
 /// exactly when `delta >= Phi(-eps z + 1/(2z)) - e^eps Phi(-eps z - 1/(2z))` (Balle &
 /// Wang 2018, Thm 8); see [`crate::gdp`]. The sampler is an f64 idealisation (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "GaussianRepr")]
 pub struct Gaussian {
     std_dev: f64,
 }
@@ -126,6 +127,7 @@ impl Gaussian {
 /// see [`laplace_epsilon`], and `(alpha, laplace_rdp(alpha, b / Delta))`-RDP (Mironov 2017,
 /// Prop. 6), see [`laplace_rdp`]. The sampler is an f64 idealisation (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "LaplaceRepr")]
 pub struct Laplace {
     scale: f64,
 }
@@ -191,6 +193,7 @@ pub enum RnmNoise {
 ///
 /// Only the index is released; releasing the noisy maximum value too costs more.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RnmRepr")]
 pub struct ReportNoisyMax {
     noise: RnmNoise,
     scale: f64,
@@ -245,6 +248,40 @@ impl ReportNoisyMax {
             }
         }
         Ok(best)
+    }
+}
+
+// Deserialisation goes through the validating constructors (a deserialised sampler with
+// zero or NaN noise would otherwise release data unprotected).
+#[derive(Deserialize)]
+struct GaussianRepr {
+    std_dev: f64,
+}
+impl TryFrom<GaussianRepr> for Gaussian {
+    type Error = AccountingError;
+    fn try_from(r: GaussianRepr) -> Result<Gaussian> {
+        Gaussian::new(r.std_dev)
+    }
+}
+#[derive(Deserialize)]
+struct LaplaceRepr {
+    scale: f64,
+}
+impl TryFrom<LaplaceRepr> for Laplace {
+    type Error = AccountingError;
+    fn try_from(r: LaplaceRepr) -> Result<Laplace> {
+        Laplace::new(r.scale)
+    }
+}
+#[derive(Deserialize)]
+struct RnmRepr {
+    noise: RnmNoise,
+    scale: f64,
+}
+impl TryFrom<RnmRepr> for ReportNoisyMax {
+    type Error = AccountingError;
+    fn try_from(r: RnmRepr) -> Result<ReportNoisyMax> {
+        ReportNoisyMax::new(r.noise, r.scale)
     }
 }
 
@@ -362,6 +399,21 @@ mod tests {
         let l2 = Sensitivity::new(2.0, Norm::L2).unwrap();
         assert_eq!(Gaussian::from_multiplier(z, l2).unwrap().std_dev(), 2.0);
         assert!(laplace_epsilon(l2, 1.0).is_err());
+    }
+
+    #[test]
+    fn deserialisation_validates() {
+        let g: Gaussian = serde_json::from_str(r#"{"std_dev":2.0}"#).unwrap();
+        assert_eq!(g.std_dev(), 2.0);
+        assert!(serde_json::from_str::<Gaussian>(r#"{"std_dev":0.0}"#).is_err());
+        assert!(serde_json::from_str::<Laplace>(r#"{"scale":-1.0}"#).is_err());
+        let m = ReportNoisyMax::new(RnmNoise::Gumbel, 0.5).unwrap();
+        let back: ReportNoisyMax =
+            serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        assert_eq!(back, m);
+        assert!(
+            serde_json::from_str::<ReportNoisyMax>(r#"{"noise":"Laplace","scale":0.0}"#).is_err()
+        );
     }
 
     #[test]
