@@ -116,7 +116,7 @@ fn solvers(c: &mut Criterion) {
         Squared::full(),
         L1::new(0.1).expect("l1"),
         &[1, 10],
-        &[1],
+        &[1, 5],
     );
     let electricity = dp_bench::data::electricity().expect("embedded Electricity data");
     bench_problem(
@@ -126,7 +126,7 @@ fn solvers(c: &mut Criterion) {
         Logistic,
         L2::new(1e-3).expect("l2"),
         &[1, 10],
-        &[1],
+        &[1, 5],
     );
     let dense = synthetic(100_000, 100);
     bench_problem(

@@ -394,7 +394,10 @@ fn dp_cd_error_shrinks_with_epsilon() {
     let (hi, lo) = (err(1e4), err(0.05));
     // (The non-private twin at the same 30 passes reaches ~5e-7; at eps = 1e4 the
     // remaining noise and the clipping bias cost ~4e-4.)
-    assert!((-1e-12..1e-2).contains(&hi), "eps = 1e4: relative error {hi}");
+    assert!(
+        (-1e-12..1e-2).contains(&hi),
+        "eps = 1e4: relative error {hi}"
+    );
     assert!(
         lo > 100.0 * hi.max(1e-9),
         "eps = 0.05: relative error {lo} vs {hi}"
