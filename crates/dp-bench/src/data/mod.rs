@@ -21,10 +21,12 @@
 //! reason; the loaders never panic.
 
 mod csv_format;
+mod format;
 mod libsvm;
 mod nips2003;
 
 pub use csv_format::{load_csv, load_csv_named, parse_csv, CsvOptions, LabelMap, Target};
+pub use format::{load, Format, Loaded};
 pub use libsvm::{load_libsvm, parse_libsvm, MAX_LIBSVM_FEATURES};
 pub use nips2003::{
     drop_empty_columns, load_nips2003_dense, load_nips2003_sparse, parse_nips2003_dense,

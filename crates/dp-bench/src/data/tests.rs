@@ -448,3 +448,50 @@ proptest! {
         let _ = parse_nips2003_labels(&data);
     }
 }
+
+#[test]
+fn format_dispatch_and_unknown_extensions() {
+    assert_eq!(Format::from_path("a/b.CSV").unwrap(), Format::Csv);
+    assert_eq!(Format::from_path("b.tsv").unwrap(), Format::Tsv);
+    assert_eq!(Format::from_path("b.svm").unwrap(), Format::Libsvm);
+    assert_eq!(Format::from_name(" LibSVM ").unwrap(), Format::Libsvm);
+    let e = Format::from_path("x.parquet").unwrap_err().to_string();
+    assert!(
+        e.contains("unknown file extension .parquet") && e.contains(".csv"),
+        "{e}"
+    );
+    let e = Format::from_path("heart_scale").unwrap_err().to_string();
+    assert!(e.contains("no extension"), "{e}");
+    let e = Format::from_name("arff").unwrap_err().to_string();
+    assert!(e.contains("unknown data format"), "{e}");
+
+    let dir = std::env::temp_dir().join(format!("dp-bench-format-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t.tsv"), "a\ty\n1\t2\n").unwrap();
+    std::fs::write(dir.join("t.svm"), "1 3:1\n").unwrap();
+    std::fs::write(dir.join("t.xyz"), "1 3:1\n").unwrap();
+    match load(dir.join("t.tsv"), None, &CsvOptions::default(), None).unwrap() {
+        Loaded::Dense(d) => assert_eq!(d.y(), &[2.0]),
+        Loaded::Sparse(_) => panic!("expected dense"),
+    }
+    match load(dir.join("t.svm"), None, &CsvOptions::default(), Some(4)).unwrap() {
+        Loaded::Sparse(d) => assert_eq!(d.n_features(), 4),
+        Loaded::Dense(_) => panic!("expected sparse"),
+    }
+    let e = format!(
+        "{:#}",
+        load(dir.join("t.xyz"), None, &CsvOptions::default(), None).unwrap_err()
+    );
+    assert!(e.contains("unknown file extension"), "{e}");
+    assert!(matches!(
+        load(
+            dir.join("t.xyz"),
+            Some(Format::Libsvm),
+            &CsvOptions::default(),
+            None
+        )
+        .unwrap(),
+        Loaded::Sparse(_)
+    ));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
