@@ -22,14 +22,7 @@
 use crate::error::{AccountingError, Result};
 use crate::num::log_add_exp;
 
-/// log(expm1(x)) for x > 0, stable for tiny and huge x.
-fn log_expm1(x: f64) -> f64 {
-    if x > 30.0 {
-        x + (-(-x).exp()).ln_1p()
-    } else {
-        x.exp_m1().ln()
-    }
-}
+use crate::num::log_expm1;
 
 /// log(A_alpha - 1) at integer order `alpha >= 2` (unchecked; q in (0,1), z > 0).
 fn log_a_minus_1_int(q: f64, z: f64, alpha: u64) -> f64 {
