@@ -93,11 +93,30 @@ pub(crate) fn convert_unchecked(
 
 /// A set of Renyi orders to evaluate, optionally refined by continuous search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "OrderGridRepr")]
 pub struct OrderGrid {
     orders: Vec<f64>,
     refine: bool,
     #[serde(default)]
     integer_above: Option<f64>,
+}
+
+/// Unvalidated serde form of [`OrderGrid`].
+#[derive(Deserialize)]
+struct OrderGridRepr {
+    orders: Vec<f64>,
+    refine: bool,
+    #[serde(default)]
+    integer_above: Option<f64>,
+}
+
+impl TryFrom<OrderGridRepr> for OrderGrid {
+    type Error = AccountingError;
+    fn try_from(r: OrderGridRepr) -> Result<OrderGrid> {
+        let mut g = OrderGrid::custom(r.orders, r.refine)?;
+        g.integer_above = r.integer_above;
+        Ok(g)
+    }
 }
 
 impl OrderGrid {
@@ -234,6 +253,14 @@ pub fn epsilon_from_curve<F: FnMut(f64) -> f64>(
         r
     };
     let orders = &grid.orders;
+    if orders.is_empty() {
+        // only reachable through a deserialised grid
+        return Err(AccountingError::InvalidCount {
+            name: "number of Renyi orders",
+            value: 0,
+            expected: "must be at least 1",
+        });
+    }
     let mut best = RdpEpsilon {
         epsilon: f64::INFINITY,
         order: orders[0],
@@ -414,6 +441,17 @@ mod tests {
         assert!((r.order - want_a).abs() < 1e-3, "{} {}", r.order, want_a);
         // the spec's table: s = 127.6461 gives eps = 1 to the 6 printed digits
         assert!((r.epsilon - 1.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn deserialised_grids_are_validated() {
+        let g = OrderGrid::fine();
+        let back: OrderGrid = serde_json::from_str(&serde_json::to_string(&g).unwrap()).unwrap();
+        assert_eq!(back, g);
+        assert!(
+            serde_json::from_str::<OrderGrid>(r#"{"orders":[1.0,2.0],"refine":true}"#).is_err()
+        );
+        assert!(serde_json::from_str::<OrderGrid>(r#"{"orders":[],"refine":false}"#).is_err());
     }
 
     #[test]
