@@ -11,6 +11,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{anyhow, Context, Result};
+use dp_models::constants::Tagged;
 use dp_models::objective::Objective;
 use dp_models::reference::{solve, ReferenceOptions};
 use dp_models::{
@@ -19,7 +20,7 @@ use dp_models::{
 use dp_optim::dp_gcd::{DpGcd, RnmCalibration, SelectionRule, Variant};
 use dp_optim::kernel::ColumnKernels;
 use dp_optim::privacy::Accounting;
-use dp_optim::{DpCdParams, DpSgdParams};
+use dp_optim::{DpCdParams, DpSgdParams, GlobalSmoothness};
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -246,10 +247,21 @@ pub struct Settings {
     pub sgd_steps: Vec<f64>,
     /// Clipping thresholds.
     pub clips: Vec<f64>,
-    /// DP-CD / DP-SGD passes.
+    /// DP-CD passes.
     pub passes: Vec<u64>,
+    /// DP-SGD passes.
+    pub sgd_passes: Vec<u64>,
+    /// DP-SGD clipping thresholds (its calibration costs ~0.3 s per fit, so the quick
+    /// profile gives it a coarser clip axis).
+    pub sgd_clips: Vec<f64>,
+    /// DP-CD passes on dorothea-like.
+    pub cd_passes_dorothea: Vec<u64>,
     /// DP-SGD passes on dorothea-like (its dense noise costs n p per pass).
     pub sgd_passes_dorothea: Vec<u64>,
+    /// DP-SGD step scales on dorothea-like.
+    pub sgd_steps_dorothea: Vec<f64>,
+    /// DP-SGD clipping thresholds on dorothea-like.
+    pub sgd_clips_dorothea: Vec<f64>,
     /// Proximal rules run on the L1 problems (the paper's Figure 1 uses GS-r).
     pub rules: Vec<SelectionRule>,
     /// Tuning runs per grid point.
@@ -276,22 +288,32 @@ impl Settings {
             Profile::Paper => Self {
                 gcd_iterations: vec![1, 2, 4, 7, 10, 15, 20],
                 cd_steps,
-                sgd_steps,
-                clips,
+                sgd_steps: sgd_steps.clone(),
+                clips: clips.clone(),
                 passes: vec![1, 2, 3, 5, 10, 20],
+                sgd_passes: vec![1, 2, 3, 5, 10, 20],
+                sgd_clips: clips.clone(),
+                cd_passes_dorothea: vec![1, 2, 3, 5, 10, 20],
                 sgd_passes_dorothea: vec![1, 2, 3, 5, 10, 20],
+                sgd_steps_dorothea: sgd_steps.clone(),
+                sgd_clips_dorothea: clips.clone(),
                 rules: vec![SelectionRule::GsR, SelectionRule::GsS, SelectionRule::GsQ],
                 tuning_runs: 5,
                 final_runs: 5,
                 problems: ProblemName::ALL.to_vec(),
             },
             Profile::Quick => Self {
-                gcd_iterations: vec![2, 7, 15],
-                cd_steps: every(&cd_steps, 1, 3),
+                gcd_iterations: vec![2, 5, 10],
+                cd_steps: vec![cd_steps[3], cd_steps[5], cd_steps[6]],
                 sgd_steps: every(&sgd_steps, 1, 3),
-                clips: every(&clips, 2, 7),
+                clips: every(&clips[14..], 0, 3),
                 passes: vec![1, 3, 10],
+                sgd_passes: vec![1, 3],
+                sgd_clips: every(&clips[14..], 0, 6),
+                cd_passes_dorothea: vec![1, 3],
                 sgd_passes_dorothea: vec![1],
+                sgd_steps_dorothea: vec![sgd_steps[0], sgd_steps[2], sgd_steps[4]],
+                sgd_clips_dorothea: vec![clips[20]],
                 rules: vec![SelectionRule::GsR],
                 tuning_runs: 2,
                 final_runs: 5,
@@ -303,7 +325,12 @@ impl Settings {
                 sgd_steps: vec![sgd_steps[6]],
                 clips: vec![clips[20], clips[30]],
                 passes: vec![1],
+                sgd_passes: vec![1],
+                sgd_clips: vec![clips[20], clips[30]],
+                cd_passes_dorothea: vec![1],
                 sgd_passes_dorothea: vec![1],
+                sgd_steps_dorothea: vec![sgd_steps[6]],
+                sgd_clips_dorothea: vec![clips[20]],
                 rules: vec![SelectionRule::GsR],
                 tuning_runs: 1,
                 final_runs: 2,
@@ -329,6 +356,9 @@ pub struct Problem<D: Design> {
     pub certificate: (f64, String),
     /// `(F(0) - F*) / F*`.
     pub plateau: f64,
+    /// Global smoothness `beta = (c/n) lambda_max(X^T X)` of the data-fit term, computed
+    /// once (non-private, as the paper) for DP-SGD's step `gamma / beta`.
+    pub beta: f64,
     /// Seconds to generate / load and solve.
     pub setup_seconds: f64,
 }
@@ -425,7 +455,14 @@ fn finish<D: Design>(name: ProblemName, data: Dataset<D>, start: Instant) -> Res
         objective_star: f64::NAN,
         certificate,
         plateau: f64::NAN,
+        beta: f64::NAN,
         setup_seconds: 0.0,
+    };
+    p.beta = match model {
+        Model::LogisticL2 { .. } | Model::LogisticL1 { .. } => {
+            dp_models::constants::global_smoothness(&Logistic, p.data.x())?.value
+        }
+        _ => dp_models::constants::global_smoothness(&Squared::half(), p.data.x())?.value,
     };
     p.objective_star = p.objective(&p.w_star);
     let zero = vec![0.0; p.data.n_features()];
@@ -507,10 +544,12 @@ fn cd_run<D: ColumnKernels, L: Loss + Clone, P: Penalty + Clone>(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn sgd_run<D: Design, L: Loss + Clone, P: Penalty + Clone>(
     data: &Dataset<D>,
     loss: &L,
     pen: &P,
+    beta: f64,
     delta: f64,
     h: &Hyper,
     seed: u64,
@@ -522,6 +561,7 @@ fn sgd_run<D: Design, L: Loss + Clone, P: Penalty + Clone>(
         .step_scale(h.step)
         .clip(h.clip)
         .accounting(Accounting::Paper)
+        .smoothness(GlobalSmoothness::Given(Tagged::data_non_private(beta)))
         .allow_non_private_constants(true)
         .build()?;
     let (rep, secs) = timed(|| solver.fit_seeded(data, seed));
@@ -540,6 +580,7 @@ fn fit_fn<'a, D: ColumnKernels>(
     let delta = p.delta();
     let model = p.model;
     let lam = model.lambda();
+    let beta = p.beta;
     Box::new(move |h: &Hyper, seed: u64| -> Result<RunOutput> {
         let variant = if alg == Algorithm::DpGcdZcdp {
             Variant::Zcdp
@@ -604,16 +645,16 @@ fn fit_fn<'a, D: ColumnKernels>(
                 cd_run(data, &Logistic, &L1::new(lam)?, delta, h, seed)
             }
             (Algorithm::DpSgd, Model::LogisticL2 { .. }) => {
-                sgd_run(data, &Logistic, &L2::new(lam)?, delta, h, seed)
+                sgd_run(data, &Logistic, &L2::new(lam)?, beta, delta, h, seed)
             }
             (Algorithm::DpSgd, Model::LeastSquaresL2 { .. }) => {
-                sgd_run(data, &Squared::half(), &L2::new(lam)?, delta, h, seed)
+                sgd_run(data, &Squared::half(), &L2::new(lam)?, beta, delta, h, seed)
             }
             (Algorithm::DpSgd, Model::Lasso { .. }) => {
-                sgd_run(data, &Squared::half(), &L1::new(lam)?, delta, h, seed)
+                sgd_run(data, &Squared::half(), &L1::new(lam)?, beta, delta, h, seed)
             }
             (Algorithm::DpSgd, Model::LogisticL1 { .. }) => {
-                sgd_run(data, &Logistic, &L1::new(lam)?, delta, h, seed)
+                sgd_run(data, &Logistic, &L1::new(lam)?, beta, delta, h, seed)
             }
         }
     })
@@ -626,7 +667,11 @@ fn build_tasks<'a, D: ColumnKernels>(p: &'a Problem<D>, s: &Settings) -> Vec<Tas
     } else {
         vec![SelectionRule::GsL]
     };
-    let mut push = |alg: Algorithm, rule: Option<SelectionRule>, steps: &[f64], budgets: &[u64]| {
+    let mut push = |alg: Algorithm,
+                    rule: Option<SelectionRule>,
+                    steps: &[f64],
+                    clips: &[f64],
+                    budgets: &[u64]| {
         let mut id = TaskId::new(p.name.as_str(), alg.as_str(), alg.accounting());
         if let Some(r) = rule {
             id.extra.push(("rule".into(), r.name().into()));
@@ -635,7 +680,7 @@ fn build_tasks<'a, D: ColumnKernels>(p: &'a Problem<D>, s: &Settings) -> Vec<Tas
             id,
             grid: Grid {
                 steps: steps.to_vec(),
-                clips: s.clips.clone(),
+                clips: clips.to_vec(),
                 budgets: budgets.to_vec(),
             },
             fit: fit_fn(p, alg, rule.unwrap_or(SelectionRule::GsL)),
@@ -645,16 +690,37 @@ fn build_tasks<'a, D: ColumnKernels>(p: &'a Problem<D>, s: &Settings) -> Vec<Tas
     };
     for alg in [Algorithm::DpGcd, Algorithm::DpGcdZcdp] {
         for &r in &rules {
-            push(alg, Some(r), &s.cd_steps, &s.gcd_iterations);
+            push(alg, Some(r), &s.cd_steps, &s.clips, &s.gcd_iterations);
         }
     }
-    push(Algorithm::DpCd, None, &s.cd_steps, &s.passes);
-    let sgd_passes = if p.name == ProblemName::DorotheaLike {
-        &s.sgd_passes_dorothea
+    if p.name == ProblemName::DorotheaLike {
+        push(
+            Algorithm::DpCd,
+            None,
+            &s.cd_steps,
+            &s.clips,
+            &s.cd_passes_dorothea,
+        );
     } else {
-        &s.passes
-    };
-    push(Algorithm::DpSgd, None, &s.sgd_steps, sgd_passes);
+        push(Algorithm::DpCd, None, &s.cd_steps, &s.clips, &s.passes);
+    }
+    if p.name == ProblemName::DorotheaLike {
+        push(
+            Algorithm::DpSgd,
+            None,
+            &s.sgd_steps_dorothea,
+            &s.sgd_clips_dorothea,
+            &s.sgd_passes_dorothea,
+        );
+    } else {
+        push(
+            Algorithm::DpSgd,
+            None,
+            &s.sgd_steps,
+            &s.sgd_clips,
+            &s.sgd_passes,
+        );
+    }
     tasks
 }
 
@@ -1109,7 +1175,8 @@ fn render_report(
     let _ = writeln!(
         s,
         "Grid: DP-GCD T in {:?}; DP-GCD / DP-CD step scales {} values in [{}, {}]; DP-SGD steps {} in [{}, {}]; \
-         clipping thresholds {} in [{}, {}]; DP-CD / DP-SGD passes {:?} (DP-SGD on dorothea-like: {:?}); \
+         clipping thresholds {} in [{}, {}]; DP-CD passes {:?} (dorothea-like: {:?}); DP-SGD passes {:?} and {} clipping thresholds (dorothea-like: passes {:?}, \
+         steps {:?}, clips {:?}: its dense Gaussian noise costs n p = 70 million draws per pass); \
          rules on L1 problems {:?}. {} tuning runs per grid point, then {} fresh runs at the tuned (budget, step, clip): \
          budget, step and clip are tuned jointly on the tuning runs' mean error, as the paper does. \
          Stand-ins (synthetic data of the same shape for datasets no package ships) are marked **[stand-in]**.\n",
@@ -1124,7 +1191,12 @@ fn render_report(
         sci(settings.clips[0]),
         sci(*settings.clips.last().unwrap_or(&f64::NAN)),
         settings.passes,
+        settings.cd_passes_dorothea,
+        settings.sgd_passes,
+        settings.sgd_clips.len(),
         settings.sgd_passes_dorothea,
+        settings.sgd_steps_dorothea,
+        settings.sgd_clips_dorothea,
         settings.rules.iter().map(|r| r.name()).collect::<Vec<_>>(),
         settings.tuning_runs,
         settings.final_runs
@@ -1380,4 +1452,81 @@ fn render_report(
          `seconds_per_run` in summary.json; the paper reports no DP-GCD timing table (only Figure 4).\n"
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::ProgressMode;
+
+    #[test]
+    fn settings_are_sub_grids_of_the_paper() {
+        let paper = Settings::for_profile(Profile::Paper);
+        let quick = Settings::for_profile(Profile::Quick);
+        assert_eq!(paper.gcd_iterations, vec![1, 2, 4, 7, 10, 15, 20]);
+        assert_eq!(paper.clips.len(), 50);
+        assert_eq!(paper.cd_steps.len(), 10);
+        for v in quick
+            .cd_steps
+            .iter()
+            .chain(&quick.clips)
+            .chain(&quick.sgd_clips)
+        {
+            assert!(paper.cd_steps.contains(v) || paper.clips.contains(v), "{v}");
+        }
+        assert_eq!(quick.final_runs, 5);
+        assert_eq!(quick.problems.len(), 8);
+    }
+
+    #[test]
+    fn support_counts_compare_exact_non_zeros() {
+        let w_star = [1.0, 0.0, -2.0, 0.0];
+        let ws = vec![vec![0.5, 0.1, 0.0, 0.0], vec![1.0, 0.0, 1.0, 3.0]];
+        assert_eq!(support_counts(&ws, &w_star), (1.5, 1.0));
+    }
+
+    /// End to end on the smoke profile: writes summary.json with the contract's fields,
+    /// report.md with Table 3 and the figures.
+    #[test]
+    fn smoke_run_writes_every_output() {
+        let dir = std::env::temp_dir().join(format!("dp-gcd-smoke-{}", std::process::id()));
+        let config = ExperimentConfig {
+            profile: Profile::Smoke,
+            out_dir: dir.clone(),
+            seed: 1,
+            progress: ProgressMode::Silent,
+        };
+        run(&config).unwrap();
+        let out = dir.join(NAME);
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        let recs = summary.as_array().unwrap();
+        // 2 problems x 4 algorithms x 1 budget.
+        assert_eq!(recs.len(), 8);
+        for r in recs {
+            for key in [
+                "problem",
+                "algorithm",
+                "rule",
+                "iterations",
+                "rel_error_mean",
+                "rel_error_min",
+                "rel_error_max",
+                "support_correct",
+                "support_incorrect",
+                "objective_star",
+                "stand_in",
+            ] {
+                assert!(r.get(key).is_some(), "missing {key} in {r}");
+            }
+            let alg = r["algorithm"].as_str().unwrap();
+            assert!(["dp-gcd", "dp-gcd-zcdp", "dp-cd", "dp-sgd"].contains(&alg));
+            assert_eq!(r["stand_in"], false);
+        }
+        let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+        assert!(report.contains("Table 3"));
+        assert!(out.join("fig1-california.svg").exists());
+        assert!(out.join("fig2-histograms.svg").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
