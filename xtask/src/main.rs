@@ -28,7 +28,25 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    // Bad arguments get a one-line error (help and version still print in full).
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                err.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                err.exit();
+            }
+            let text = err.to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            eprintln!("{}", first.trim());
+            std::process::exit(2);
+        }
+    };
     let result: Result<()> = match cli.command {
         Command::Reproduce(args) => reproduce::run(args),
         Command::Privacy(args) => privacy::run(args),

@@ -96,8 +96,14 @@ pub struct Args {
     max_passes: u64,
 }
 
-/// Runs the subcommand.
+/// Runs the subcommand, printing the report.
 pub fn run(args: Args) -> Result<()> {
+    print!("{}", run_to_string(&args)?);
+    Ok(())
+}
+
+/// Runs the subcommand and returns the report.
+pub fn run_to_string(args: &Args) -> Result<String> {
     let format = match args.format {
         Some(f) => f,
         None => match args.data.extension().and_then(|e| e.to_str()) {
@@ -140,7 +146,7 @@ pub fn run(args: Args) -> Result<()> {
                 let (xs, _) = preprocess::standardize(&x)?;
                 data = Dataset::new(xs, y)?;
             }
-            dispatch(&args, &data, "dense", &opts)
+            dispatch(args, &data, "dense", &opts)
         }
         Format::Libsvm => {
             if args.target.is_some() || args.positive.is_some() {
@@ -150,7 +156,7 @@ pub fn run(args: Args) -> Result<()> {
                 bail!("--standardize needs dense data (a CSV file); LIBSVM data are sparse");
             }
             let data = load_libsvm(&args.data, None)?;
-            dispatch(&args, &data, "sparse", &opts)
+            dispatch(args, &data, "sparse", &opts)
         }
     }
 }
@@ -162,7 +168,7 @@ fn dispatch<D: Design>(
     data: &Dataset<D>,
     layout: &str,
     opts: &ReferenceOptions,
-) -> Result<()> {
+) -> Result<String> {
     if args.loss != LossArg::Huber && args.huber_delta != 1.0 {
         bail!("--huber-delta applies to --loss huber only");
     }
@@ -199,6 +205,17 @@ fn dispatch<D: Design>(
     }
 }
 
+/// The per-sample loss, written out with its exact scaling.
+fn loss_formula(args: &Args) -> String {
+    match args.loss {
+        LossArg::Squared => "(1/2) (x_i^T w - y_i)^2".into(),
+        LossArg::SquaredFull => "(x_i^T w - y_i)^2".into(),
+        LossArg::Logistic => "log(1 + exp(-y_i x_i^T w))".into(),
+        LossArg::SquaredHinge => "max(0, 1 - y_i x_i^T w)^2".into(),
+        LossArg::Huber => format!("huber_{}(x_i^T w - y_i)", args.huber_delta),
+    }
+}
+
 fn report<D: Design, L: Loss, P: Penalty>(
     args: &Args,
     data: &Dataset<D>,
@@ -206,12 +223,15 @@ fn report<D: Design, L: Loss, P: Penalty>(
     loss: &L,
     penalty: &P,
     opts: &ReferenceOptions,
-) -> Result<()> {
+) -> Result<String> {
+    use std::fmt::Write;
+    let mut out = String::new();
     let obj = Objective::new(data, loss, penalty)?;
     let start = std::time::Instant::now();
     let sol = solve(&obj, opts).context("reference solver")?;
     let secs = start.elapsed().as_secs_f64();
-    println!(
+    writeln!(
+        out,
         "data: {} ({} x {}, {layout}, nnz {}){}",
         args.data.display(),
         data.n_samples(),
@@ -222,35 +242,198 @@ fn report<D: Design, L: Loss, P: Penalty>(
         } else {
             ""
         }
-    );
+    )?;
     let pen = match args.penalty {
-        PenaltyArg::L1 => format!("l1, lambda = {}", args.lambda),
-        PenaltyArg::L2 => format!("l2, lambda = {}", args.lambda),
-        PenaltyArg::ElasticNet => format!("elastic net, l1 = {}, l2 = {}", args.lambda, args.l2),
-        PenaltyArg::None => "none".into(),
+        PenaltyArg::L1 => format!("lambda ||w||_1, lambda = {}", args.lambda),
+        PenaltyArg::L2 => format!("(lambda/2) ||w||_2^2, lambda = {}", args.lambda),
+        PenaltyArg::ElasticNet => format!(
+            "lambda ||w||_1 + (l2/2) ||w||_2^2, lambda = {}, l2 = {}",
+            args.lambda, args.l2
+        ),
+        PenaltyArg::None => "0 (no penalty)".into(),
     };
-    println!(
-        "problem: (1/n) sum_i {}(x_i^T w, y_i) + penalty ({pen})",
-        loss.name()
-    );
-    println!(
+    writeln!(
+        out,
+        "problem: F(w) = (1/n) sum_i {} + {pen}",
+        loss_formula(args)
+    )?;
+    writeln!(
+        out,
         "solver: cyclic proximal CD, {} passes, {secs:.3} s",
         sol.iterations
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "support: {} of {} coefficients non-zero",
         sol.support_size(),
         sol.w.len()
-    );
+    )?;
     if sol.w.len() <= 50 {
         let w: Vec<String> = sol.w.iter().map(|v| format!("{v:.10e}")).collect();
-        println!("w = [{}]", w.join(", "));
+        writeln!(out, "w = [{}]", w.join(", "))?;
     }
-    println!(
+    writeln!(
+        out,
         "certificate: {} (relative {:e}, tol {:e})",
         sol.kind, sol.relative_certificate, opts.tol
-    );
-    println!("objective = {}", sol.objective);
-    println!("gap = {:e}", sol.certificate);
-    Ok(())
+    )?;
+    writeln!(out, "objective = {}", sol.objective)?;
+    writeln!(out, "gap = {:e}", sol.certificate)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn run_args(extra: &[&str]) -> Result<String> {
+        let mut argv = vec!["optimum"];
+        argv.extend_from_slice(extra);
+        let cli = Cli::try_parse_from(argv)?;
+        run_to_string(&cli.args)
+    }
+
+    fn temp_file(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("xtask-optimum-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn lasso_on_orthogonal_csv_prints_certified_optimum() {
+        // Hadamard design (X^T X = 4 I), 1/(2n)||Xw - y||^2 + 0.7 ||w||_1:
+        // w = soft(X^T y / 4, 0.7) = [0.675, 0, 0, 0.425] (see dp-models' reference tests).
+        let f = temp_file(
+            "h.csv",
+            "a,b,c,d,y\n1,1,1,1,3\n1,-1,1,-1,1\n1,1,-1,-1,-0.5\n1,-1,-1,1,2\n",
+        );
+        let out = run_args(&[
+            "--data",
+            f.to_str().unwrap(),
+            "--target",
+            "y",
+            "--loss",
+            "squared",
+            "--penalty",
+            "l1",
+            "--lambda",
+            "0.7",
+        ])
+        .unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        let n = lines.len();
+        assert!(lines[n - 2].starts_with("objective = "), "{out}");
+        assert!(lines[n - 1].starts_with("gap = "), "{out}");
+        // F* by hand: residual r = X w - y with w = (0.675, 0, 0, 0.425).
+        let w = [0.675, 0.0, 0.0, 0.425];
+        let x = [
+            [1., 1., 1., 1.],
+            [1., -1., 1., -1.],
+            [1., 1., -1., -1.],
+            [1., -1., -1., 1.],
+        ];
+        let y = [3.0, 1.0, -0.5, 2.0];
+        let mut fit = 0.0;
+        for i in 0..4 {
+            let z: f64 = (0..4).map(|j| x[i][j] * w[j]).sum();
+            fit += 0.5 * (z - y[i]) * (z - y[i]);
+        }
+        let f_star = fit / 4.0 + 0.7 * (0.675 + 0.425);
+        let got: f64 = lines[n - 2]["objective = ".len()..].parse().unwrap();
+        assert!((got - f_star).abs() < 1e-12, "{got} vs {f_star}");
+        let gap: f64 = lines[n - 1]["gap = ".len()..].parse().unwrap();
+        assert!((0.0..=1e-10 * f_star).contains(&gap));
+        assert!(out.contains("support: 2 of 4"), "{out}");
+    }
+
+    #[test]
+    fn errors_are_clear() {
+        let f = temp_file("d.txt", "1 1:0.5\n-1 2:1\n");
+        let e = run_args(&[
+            "--data",
+            f.to_str().unwrap(),
+            "--loss",
+            "logistic",
+            "--penalty",
+            "none",
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("--format"), "{e}");
+        let e = run_args(&[
+            "--data",
+            f.to_str().unwrap(),
+            "--format",
+            "libsvm",
+            "--loss",
+            "logistic",
+            "--penalty",
+            "l2",
+            "--lambda",
+            "1",
+            "--standardize",
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("--standardize"), "{e}");
+        // LIBSVM + logistic + l2 works on the same file.
+        let out = run_args(&[
+            "--data",
+            f.to_str().unwrap(),
+            "--format",
+            "libsvm",
+            "--loss",
+            "logistic",
+            "--penalty",
+            "l2",
+            "--lambda",
+            "1",
+        ])
+        .unwrap();
+        assert!(out.contains("duality gap"), "{out}");
+        // Labels that are not +-1 for a classification loss.
+        let c = temp_file("c.csv", "a,y\n1,0\n2,1\n");
+        let e = run_args(&[
+            "--data",
+            c.to_str().unwrap(),
+            "--loss",
+            "logistic",
+            "--penalty",
+            "none",
+        ])
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("label"), "{e:#}");
+        // NaN in the data: the loader's error names the line.
+        let c = temp_file("n.csv", "a,y\n1,0\nNaN,1\n");
+        let e = run_args(&[
+            "--data",
+            c.to_str().unwrap(),
+            "--loss",
+            "squared",
+            "--penalty",
+            "none",
+        ])
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("line 3"), "{e:#}");
+        // Negative lambda.
+        let c = temp_file("l.csv", "a,y\n1,0.5\n2,1\n");
+        let e = run_args(&[
+            "--data",
+            c.to_str().unwrap(),
+            "--loss",
+            "squared",
+            "--penalty",
+            "l1",
+            "--lambda=-1",
+        ])
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("lambda"), "{e:#}");
+    }
 }

@@ -147,14 +147,22 @@ pub fn optimal_composition_epsilon(eps0: f64, k: u64, delta: f64) -> Result<f64>
     Ok(round_up(kov_unrounded(eps0, k, delta.get().ln())))
 }
 
-/// Exact composition curve of k eps0-randomized-response (log space).
+/// Exact composition curve of k eps0-randomized-response.
+///
+/// With `p = e^eps0 / (1 + e^eps0)`, the curve is
+/// `delta(eps) = P[Bin(k, 1-p) < m] - e^eps P[Bin(k, p) < m]`, `m = #{l : (k-2l) eps0 > eps}`.
+/// Binomial probabilities come from Loader's algorithm (accurate to a few ulp in log
+/// space at any k), summed in log space over the window of `l` within 45 standard
+/// deviations of the mode of `Bin(k, 1-p)` (and `l <= k/2`); terms outside are below
+/// `e^-1000` of the largest and are dropped (for `l < k/2`, `P[Bin(k,p) = l] <= P[Bin(k,1-p) = l]`).
 struct KovCurve {
     eps0: f64,
     kf: f64,
-    log_norm: f64,
-    /// log_s1[m] = log sum_{l<m} C(k,l) e^{(k-l) eps0}
+    /// first index l of the window
+    start: usize,
+    /// log_s1[i] = log sum_{start <= l < start + i} P[Bin(k,1-p) = l]
     log_s1: Vec<f64>,
-    /// log_s2[m] = log sum_{l<m} C(k,l) e^{l eps0}
+    /// log_s2[i] = log sum_{start <= l < start + i} P[Bin(k,p) = l]
     log_s2: Vec<f64>,
 }
 
@@ -162,26 +170,31 @@ impl KovCurve {
     fn new(eps0: f64, k: u64) -> KovCurve {
         use crate::num::log_add_exp;
         let kf = k as f64;
-        // log(1 + e^eps0) without overflow
-        let log_norm = kf * (eps0.max(0.0) + (-eps0.abs()).exp().ln_1p());
-        let half = (k / 2 + 1) as usize;
-        let mut log_s1 = Vec::with_capacity(half + 1);
-        let mut log_s2 = Vec::with_capacity(half + 1);
+        // 1 - p = 1/(1+e^eps0), p = 1/(1+e^-eps0), both accurate
+        let q = 1.0 / (1.0 + eps0.exp());
+        let p = 1.0 / (1.0 + (-eps0).exp());
+        let mode = kf * q;
+        let sd = (kf * p * q).sqrt();
+        let half = k / 2;
+        let start = (mode - 45.0 * sd - 45.0).floor().max(0.0) as u64;
+        let end = ((mode + 45.0 * sd + 45.0).ceil().max(0.0) as u64).min(half);
+        let start = start.min(end);
+        let len = (end - start + 1) as usize;
+        let mut log_s1 = Vec::with_capacity(len + 1);
+        let mut log_s2 = Vec::with_capacity(len + 1);
         log_s1.push(f64::NEG_INFINITY);
         log_s2.push(f64::NEG_INFINITY);
-        let mut log_binom = 0.0f64;
-        for l in 0..half {
-            let lf = l as f64;
-            let a = log_add_exp(log_s1[l], log_binom + eps0 * (kf - lf));
-            let b = log_add_exp(log_s2[l], log_binom + eps0 * lf);
+        for i in 0..len {
+            let l = (start + i as u64) as f64;
+            let a = log_add_exp(log_s1[i], crate::binomial::log_binom_pmf(l, kf, q, p));
+            let b = log_add_exp(log_s2[i], crate::binomial::log_binom_pmf(l, kf, p, q));
             log_s1.push(a);
             log_s2.push(b);
-            log_binom += ((kf - lf) / (lf + 1.0)).ln();
         }
         KovCurve {
             eps0,
             kf,
-            log_norm,
+            start: start as usize,
             log_s1,
             log_s2,
         }
@@ -190,16 +203,17 @@ impl KovCurve {
     /// log delta(eps), summing only strictly positive terms.
     fn log_delta(&self, eps: f64) -> f64 {
         use crate::num::log_sub_exp;
-        // number of l with (k - 2l) eps0 > eps
+        // m = number of l >= 0 with (k - 2l) eps0 > eps
         let mut m = ((self.kf - eps / self.eps0) / 2.0).ceil().max(0.0) as usize;
-        m = m.min(self.log_s1.len() - 1);
         while m > 0 && (self.kf - 2.0 * (m - 1) as f64) * self.eps0 <= eps {
             m -= 1;
         }
-        if m == 0 {
+        // terms l in [start, m)
+        if m <= self.start {
             return f64::NEG_INFINITY;
         }
-        log_sub_exp(self.log_s1[m], eps + self.log_s2[m]) - self.log_norm
+        let i = (m - self.start).min(self.log_s1.len() - 1);
+        log_sub_exp(self.log_s1[i], eps + self.log_s2[i])
     }
 }
 

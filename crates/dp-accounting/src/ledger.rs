@@ -6,15 +6,20 @@
 //! The guarantee is that of the adaptive composition of all recorded charges:
 //! * `Rdp` / `MomentsAccountant`: RDP curves add (Mironov 2017, Prop. 1). Per charge:
 //!   Gaussian `alpha/(2 z^2)`; subsampled Gaussian (see [`crate::subsampled`]);
-//!   pure eps-DP `min(eps, alpha eps^2 / 2)` (eps-DP is (alpha, eps)-RDP, and eps^2/2-zCDP by
-//!   Bun & Steinke 2016, Prop. 1.4); exponential mechanism (eps-bounded range)
-//!   `min(eps, alpha eps^2 / 8)` (Cesar & Rogers 2021, Thm 3.3).
+//!   pure eps-DP: the Renyi divergence of eps-randomised response, which dominates every
+//!   eps-DP mechanism ([`crate::mechanisms::pure_dp_rdp`]; it is below `eps` and
+//!   `alpha eps^2 / 2`); exponential mechanism (eps-DP and eps-bounded range): the smaller
+//!   of that and `alpha eps^2 / 8` (Cesar & Rogers 2021, Thm 3.3).
 //! * `Zcdp`: rho adds; Gaussian `1/(2 z^2)`, pure `eps^2/2`, exponential `eps^2/8`.
 //!   Subsampled Gaussian charges are refused (not zCDP with a useful rho).
 //! * `Gdp`: Gaussian charges compose exactly to `mu = sqrt(sum count / z^2)`; pure and
 //!   exponential-mechanism charges are then added by basic composition
 //!   (`(eps1, delta) + (eps2, 0) -> (eps1 + eps2, delta)`, Dwork & Roth Thm 3.16).
 //!   Subsampled Gaussian charges are refused.
+//! * `Pld`: Gaussian charges compose exactly into one Gaussian (`1/z^2` adds); each
+//!   distinct subsampled Gaussian is composed by the PLD accountant of [`crate::pld`];
+//!   the groups split delta equally and their epsilons add (basic composition); pure and
+//!   exponential-mechanism charges add `count * eps`.
 
 use crate::calibrate::Accountant;
 use crate::error::{AccountingError, Result};
@@ -136,7 +141,7 @@ impl Charge {
         a == b
     }
 
-    /// Per-release RDP at order `a` (None if not available under RDP).
+    /// Per-release RDP at order `a` (+inf where no evaluation is available).
     fn rdp(&self, a: f64) -> f64 {
         match self {
             Charge::Gaussian {
@@ -148,8 +153,10 @@ impl Charge {
                 noise_multiplier,
                 ..
             } => crate::subsampled::rdp_unchecked(*sampling_rate, *noise_multiplier, a),
-            Charge::PureDp { epsilon: e, .. } => e.min(a * e * e / 2.0),
-            Charge::ExponentialMechanism { epsilon: e, .. } => e.min(a * e * e / 8.0),
+            Charge::PureDp { epsilon: e, .. } => crate::mechanisms::pure_dp_rdp_unchecked(a, *e),
+            Charge::ExponentialMechanism { epsilon: e, .. } => {
+                crate::mechanisms::pure_dp_rdp_unchecked(a, *e).min(a * e * e / 8.0)
+            }
         }
     }
 }
@@ -259,7 +266,11 @@ impl Ledger {
         }
         let log_delta = delta.get().ln();
         match accountant {
-            Accountant::Rdp(conv) => self.rdp_guarantee(delta, conv, &OrderGrid::fine()),
+            Accountant::Rdp(conv) => self.rdp_guarantee(
+                delta,
+                conv,
+                &OrderGrid::fine().with_integer_above(crate::subsampled::MAX_FRACTIONAL_ORDER),
+            ),
             Accountant::MomentsAccountant => self.rdp_guarantee(
                 delta,
                 RdpConversion::Mironov,
@@ -305,14 +316,13 @@ impl Ledger {
                 };
                 Ok(round_up(g + pure))
             }
-            Accountant::Pld => Err(AccountingError::Unreachable(
-                "the PLD accountant is not available in this build yet; use Rdp, Zcdp or Gdp"
-                    .into(),
-            )),
+            Accountant::Pld => self.pld_guarantee(delta),
         }
     }
 
-    /// The smallest epsilon over the accountants that apply (each is a valid bound).
+    /// The smallest epsilon over the Rdp, Gdp and Zcdp accountants that apply (each is a
+    /// valid bound). The PLD accountant is not consulted here (it is costly, and this is
+    /// called on every charge of a budgeted ledger); ask `guarantee(.., Accountant::Pld)`.
     pub fn best_guarantee(&self, delta: Delta) -> Result<f64> {
         let mut best = self.guarantee(delta, Accountant::Rdp(RdpConversion::Improved))?;
         for acc in [Accountant::Gdp, Accountant::Zcdp] {
@@ -321,6 +331,62 @@ impl Ledger {
             }
         }
         Ok(best)
+    }
+
+    /// PLD: all Gaussian charges compose exactly into one Gaussian with
+    /// `1/z_eff^2 = sum count / z^2`; each distinct subsampled-Gaussian (q, z) is one
+    /// `count`-fold PLD composition; these groups get equal shares of delta and their
+    /// epsilons add (basic composition of (eps_i, delta_i)); pure and exponential-mechanism
+    /// charges add their `count * eps`.
+    fn pld_guarantee(&self, delta: Delta) -> Result<f64> {
+        use crate::pld::{epsilon_upper, PldMechanism};
+        let mut inv_z2 = 0.0;
+        let mut pure = 0.0;
+        let mut groups: Vec<(f64, f64, u64)> = Vec::new();
+        for c in &self.entries {
+            let n = c.count();
+            match c {
+                Charge::Gaussian {
+                    noise_multiplier: z,
+                    ..
+                } => inv_z2 += n as f64 / (z * z),
+                Charge::PureDp { epsilon: e, .. }
+                | Charge::ExponentialMechanism { epsilon: e, .. } => pure += n as f64 * e,
+                Charge::SubsampledGaussian {
+                    sampling_rate: q,
+                    noise_multiplier: z,
+                    ..
+                } => match groups.iter_mut().find(|g| g.0 == *q && g.1 == *z) {
+                    Some(g) => {
+                        g.2 = g.2.checked_add(n).ok_or(AccountingError::InvalidCount {
+                            name: "charge count",
+                            value: n,
+                            expected: "the total count overflows u64",
+                        })?
+                    }
+                    None => groups.push((*q, *z, n)),
+                },
+            }
+        }
+        let n_groups = groups.len() + usize::from(inv_z2 > 0.0);
+        let mut eps = pure;
+        if n_groups > 0 {
+            let share = delta.get() / n_groups as f64;
+            if inv_z2 > 0.0 {
+                let m = PldMechanism::Gaussian {
+                    noise_multiplier: 1.0 / inv_z2.sqrt(),
+                };
+                eps += epsilon_upper(&m, 1, share)?.upper;
+            }
+            for (q, z, n) in groups {
+                let m = PldMechanism::SubsampledGaussian {
+                    sampling_rate: q,
+                    noise_multiplier: z,
+                };
+                eps += epsilon_upper(&m, n, share)?.upper;
+            }
+        }
+        Ok(round_up(eps))
     }
 
     fn rdp_guarantee(&self, delta: Delta, conv: RdpConversion, grid: &OrderGrid) -> Result<f64> {
@@ -455,6 +521,70 @@ mod tests {
     }
 
     #[test]
+    fn guarantee_under_each_accountant() {
+        let mut l = Ledger::new();
+        l.charge(Charge::Gaussian {
+            noise_multiplier: 8.0,
+            count: 200,
+        })
+        .unwrap();
+        l.charge(Charge::Gaussian {
+            noise_multiplier: 4.0,
+            count: 50,
+        })
+        .unwrap();
+        l.charge(Charge::ExponentialMechanism {
+            epsilon: 0.01,
+            count: 10,
+        })
+        .unwrap();
+        let dd = d(1e-6);
+        let gdp = l.guarantee(dd, Accountant::Gdp).unwrap();
+        // closed form: mu^2 = 200/64 + 50/16 = 6.25, mu = 2.5; plus 10 * 0.01 added
+        let want = crate::gdp::gdp_epsilon(2.5, dd).unwrap() + 0.1;
+        assert!((gdp - want).abs() < 1e-9 * want, "{gdp} {want}");
+        let pld = l.guarantee(dd, Accountant::Pld).unwrap();
+        assert!(
+            pld >= gdp * (1.0 - 1e-12) && pld < gdp * 1.001,
+            "{pld} {gdp}"
+        );
+        let rdp = l
+            .guarantee(dd, Accountant::Rdp(RdpConversion::Improved))
+            .unwrap();
+        let mir = l
+            .guarantee(dd, Accountant::Rdp(RdpConversion::Mironov))
+            .unwrap();
+        let zc = l.guarantee(dd, Accountant::Zcdp).unwrap();
+        let ma = l.guarantee(dd, Accountant::MomentsAccountant).unwrap();
+        assert!(
+            gdp < rdp && rdp < mir && mir <= ma * (1.0 + 1e-12),
+            "{gdp} {rdp} {mir} {ma}"
+        );
+        assert!(rdp <= zc * (1.0 + 1e-9), "{rdp} {zc}");
+        assert_eq!(l.best_guarantee(dd).unwrap(), gdp);
+        // a subsampled charge is refused by Gdp and Zcdp, accepted by Rdp
+        l.charge(Charge::SubsampledGaussian {
+            sampling_rate: 0.01,
+            noise_multiplier: 1.0,
+            count: 100,
+        })
+        .unwrap();
+        assert!(matches!(
+            l.guarantee(dd, Accountant::Gdp),
+            Err(AccountingError::Unreachable(_))
+        ));
+        assert!(matches!(
+            l.guarantee(dd, Accountant::Zcdp),
+            Err(AccountingError::Unreachable(_))
+        ));
+        assert!(
+            l.guarantee(dd, Accountant::Rdp(RdpConversion::Improved))
+                .unwrap()
+                > rdp
+        );
+    }
+
+    #[test]
     fn pure_dp_guarantees() {
         let mut l = Ledger::new();
         l.charge(Charge::PureDp {
@@ -465,16 +595,18 @@ mod tests {
         .unwrap();
         let gdp = l.guarantee(d(1e-5), Accountant::Gdp).unwrap();
         assert!((gdp - 1.0).abs() < 1e-12);
-        // zCDP: rho = 10 * 0.1^2 / 2 = 0.05; Bun-Steinke 0.05 + 2 sqrt(0.05 ln 1e5) = 1.5674;
-        // here basic composition (reported under Gdp) is the best, and best_guarantee finds it.
+        // zCDP: rho = 10 * 0.1^2 / 2 = 0.05; Bun-Steinke 0.05 + 2 sqrt(0.05 ln 1e5) = 1.5674.
         let zc = l.guarantee(d(1e-5), Accountant::Zcdp).unwrap();
         let bs = 0.05 + 2.0 * (0.05 * 1e5f64.ln()).sqrt();
         assert!(zc <= bs * (1.0 + 1e-12) && zc > 1.0, "{zc}");
+        // RDP with the randomised-response curve beats basic composition here, and cannot
+        // beat the optimal (KOV) composition, 0.99369117675933586 (tests/reference/composition.py).
         let rdp = l
             .guarantee(d(1e-5), Accountant::Rdp(RdpConversion::Improved))
             .unwrap();
-        assert!(rdp > 1.0 && rdp <= zc * (1.0 + 1e-12), "{rdp} {zc}");
-        assert!((l.best_guarantee(d(1e-5)).unwrap() - 1.0).abs() < 1e-12);
+        let kov = 0.993_691_176_759_335_9;
+        assert!(rdp >= kov && rdp < 1.0, "{rdp}");
+        assert_eq!(l.best_guarantee(d(1e-5)).unwrap(), rdp);
         assert_eq!(
             Ledger::new().guarantee(d(1e-5), Accountant::Gdp).unwrap(),
             0.0

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod binomial;
 pub mod calibrate;
 pub mod composition;
 pub mod discrete;

@@ -60,6 +60,15 @@ pub(crate) fn log_add_exp(a: f64, b: f64) -> f64 {
     hi + (lo - hi).exp().ln_1p()
 }
 
+/// log(expm1(x)) for x > 0, stable for tiny and huge x.
+pub(crate) fn log_expm1(x: f64) -> f64 {
+    if x > 30.0 {
+        x + (-(-x).exp()).ln_1p()
+    } else {
+        x.exp_m1().ln()
+    }
+}
+
 /// log(exp(a) - exp(b)) for a >= b; -inf when a == b.
 pub(crate) fn log_sub_exp(a: f64, b: f64) -> f64 {
     if b == f64::NEG_INFINITY {
@@ -148,6 +157,99 @@ pub(crate) fn golden_section<F: FnMut(f64) -> f64>(
     (best_x, best_f)
 }
 
+/// Brent's derivative-free minimisation of `f` on `[a, b]` (parabolic interpolation
+/// with golden-section fallback; Brent 1973, ch. 5). Returns the best point evaluated
+/// and its value. Non-finite values fall back to golden steps.
+pub(crate) fn brent_min<F: FnMut(f64) -> f64>(
+    mut f: F,
+    a: f64,
+    b: f64,
+    rel_tol: f64,
+    max_iter: usize,
+) -> (f64, f64) {
+    const CGOLD: f64 = 0.381_966_011_250_105_1;
+    let (mut a, mut b) = (a.min(b), a.max(b));
+    let mut x = a + CGOLD * (b - a);
+    let (mut w, mut v) = (x, x);
+    let mut fx = f(x);
+    let (mut fw, mut fv) = (fx, fx);
+    let (mut d, mut e) = (0.0f64, 0.0f64);
+    for _ in 0..max_iter {
+        let xm = 0.5 * (a + b);
+        let tol1 = rel_tol * x.abs() + 1e-300;
+        let tol2 = 2.0 * tol1;
+        if (x - xm).abs() <= tol2 - 0.5 * (b - a) {
+            break;
+        }
+        let mut golden = true;
+        if e.abs() > tol1 {
+            let r = (x - w) * (fx - fv);
+            let mut q = (x - v) * (fx - fw);
+            let mut p = (x - v) * q - (x - w) * r;
+            q = 2.0 * (q - r);
+            if q > 0.0 {
+                p = -p;
+            } else {
+                q = -q;
+            }
+            let etemp = e;
+            if p.is_finite()
+                && q.is_finite()
+                && p.abs() < (0.5 * q * etemp).abs()
+                && p > q * (a - x)
+                && p < q * (b - x)
+            {
+                e = d;
+                d = p / q;
+                let u = x + d;
+                if u - a < tol2 || b - u < tol2 {
+                    d = tol1.copysign(xm - x);
+                }
+                golden = false;
+            }
+        }
+        if golden {
+            e = if x >= xm { a - x } else { b - x };
+            d = CGOLD * e;
+        }
+        let u = if d.abs() >= tol1 {
+            x + d
+        } else {
+            x + tol1.copysign(d)
+        };
+        let fu = f(u);
+        if fu <= fx {
+            if u >= x {
+                a = x;
+            } else {
+                b = x;
+            }
+            v = w;
+            w = x;
+            x = u;
+            fv = fw;
+            fw = fx;
+            fx = fu;
+        } else {
+            if u < x {
+                a = u;
+            } else {
+                b = u;
+            }
+            if fu <= fw || w == x {
+                v = w;
+                w = u;
+                fv = fw;
+                fw = fu;
+            } else if fu <= fv || v == x || v == w {
+                v = u;
+                fv = fu;
+            }
+        }
+    }
+    (x, fx)
+}
+
 #[cfg(test)]
 #[allow(
     clippy::excessive_precision,
@@ -199,6 +301,36 @@ mod tests {
         assert!((log_sub_exp(a, b) - 0.0).abs() < 1e-15);
         assert_eq!(log_sub_exp(a, a), f64::NEG_INFINITY);
         assert_eq!(log_add_exp(f64::NEG_INFINITY, b), b);
+    }
+
+    #[test]
+    fn brent_finds_minima() {
+        let mut n = 0;
+        let (x, fx) = brent_min(
+            |x| {
+                n += 1;
+                (x - 2.5) * (x - 2.5) + 1.0
+            },
+            0.0,
+            10.0,
+            1e-9,
+            200,
+        );
+        assert!(
+            (x - 2.5).abs() < 1e-6 && (fx - 1.0).abs() < 1e-12,
+            "{x} {fx}"
+        );
+        assert!(n < 40, "{n} evaluations");
+        let (x, _) = brent_min(|x| x + 1.0 / x, 0.1, 10.0, 1e-9, 200);
+        assert!((x - 1.0).abs() < 1e-6);
+        let (x, _) = brent_min(
+            |x| if x < 3.0 { f64::INFINITY } else { x },
+            0.0,
+            10.0,
+            1e-9,
+            200,
+        );
+        assert!(x < 3.01, "{x}");
     }
 
     #[test]

@@ -15,7 +15,10 @@ use dp_accounting::calibrate::{self, Calibration, Plan, PlanMechanism};
 use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::mechanisms::Gaussian;
 use dp_accounting::{Delta, Epsilon};
-use dp_models::constants::{coordinate_smoothness, Provenance, Tagged};
+use dp_models::constants::{
+    coordinate_smoothness, private_coordinate_smoothness_with, PrivateSmoothnessOptions,
+    Provenance, Tagged,
+};
 use dp_models::{Dataset, Loss, Penalty};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -392,24 +395,35 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         let mut ledger = Ledger::new();
         let (eps_opt, eps_m) = self.budget_split();
 
-        // 1. The smoothness constants (DP-CD-P: a pure eps_m-DP Laplace release, charged).
-        let tagged = match &self.smoothness {
-            Smoothness::FromData => coordinate_smoothness(&self.loss, data.x())?,
-            Smoothness::Given(t) => t.clone(),
+        // 1. The smoothness constants (DP-CD-P: a pure DP Laplace release, charged by
+        //    dp-models to the ledger before any noise is drawn).
+        let (tagged, eps_opt, eps_m) = match &self.smoothness {
+            Smoothness::FromData => (coordinate_smoothness(&self.loss, data.x())?, eps_opt, None),
+            Smoothness::Given(t) => (t.clone(), eps_opt, None),
             Smoothness::Private { feature_bounds, .. } => {
-                if feature_bounds.len() != p {
-                    return Err(OptimError::Shape(format!(
-                        "{} feature bounds given for a design with {p} features",
-                        feature_bounds.len()
-                    )));
+                let released = private_coordinate_smoothness_with(
+                    &self.loss,
+                    data.x(),
+                    feature_bounds,
+                    Epsilon::new(eps_m.unwrap_or(0.0))?,
+                    &PrivateSmoothnessOptions::default(),
+                    &mut streams.constants,
+                    &mut ledger,
+                )?;
+                // What was actually charged (each of the p releases is rounded up), and
+                // the rest of the budget, shaved by a few ulps so that the basic
+                // composition `charged + eps_gauss` cannot exceed the target in floating
+                // point.
+                let charged = released.epsilon_per_coordinate * p as f64;
+                let rest = (self.epsilon.get() - charged) * (1.0 - 4.0 * f64::EPSILON);
+                if rest.is_nan() || rest <= 0.0 {
+                    return Err(OptimError::InvalidParameter {
+                        name: "budget_fraction",
+                        value: format!("{charged} of epsilon {}", self.epsilon.get()),
+                        expected: "the smoothness estimate must leave a positive budget for the optimisation",
+                    });
                 }
-                let _ = eps_m;
-                return Err(OptimError::Unsupported(
-                    "DP-CD-P (Smoothness::Private) needs \
-                     dp_models::constants::private_coordinate_smoothness, which is not \
-                     on main yet"
-                        .into(),
-                ));
+                (released.estimates, rest, Some(charged))
             }
         };
         let provenance = tagged.provenance;

@@ -65,7 +65,6 @@ impl FitReport {
 /// selection, and noise. Each is a `ChaCha20Rng` seeded from the caller's RNG in this
 /// fixed order, so a private solver and its twin select the same coordinates.
 pub(crate) struct Streams {
-    #[allow(dead_code)] // read by DP-CD-P (private smoothness estimate)
     pub constants: ChaCha20Rng,
     pub coordinates: ChaCha20Rng,
     pub noise: ChaCha20Rng,

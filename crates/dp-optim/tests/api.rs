@@ -218,3 +218,187 @@ fn report_carries_plan_ledger_and_guarantee() {
         assert!(json.contains("Gaussian"));
     }
 }
+
+/// DP-SGD noise multipliers (b = 1, q = 1/n, steps = passes * n, delta = 1/n^2) against
+/// the spec's table (sampled Gaussian RDP on the TF-Privacy order grid with fractional
+/// orders, Mironov conversion), which we re-derived independently in Python: California
+/// s = 1.0359 gives eps = 1.00005 at order 21 (so the table rounds to 4 digits), Sparse
+/// LASSO s = 0.4366 gives eps = 9.9988 at order 2.6.
+///
+/// `dp-accounting`'s sampled-Gaussian RDP currently evaluates integer orders only, so
+/// where the best order is fractional (Sparse LASSO) it certifies a larger, still valid,
+/// multiplier: we require "never below the reference" and bound the excess.
+#[test]
+fn dp_sgd_plans_match_the_spec_table() {
+    for (n, eps, passes, want, slack) in [
+        (20640usize, 1.0, 2u64, 1.0359, 1e-3),
+        (1000, 10.0, 2, 0.4366, 0.05),
+    ] {
+        let solver = DpSgdParams::new(Squared::full(), L1::new(0.1).unwrap())
+            .epsilon(eps)
+            .delta(1.0 / (n as f64 * n as f64))
+            .passes(passes)
+            .clip(1.0)
+            .build()
+            .unwrap();
+        let plan = solver
+            .plan(n, 2.0, dp_models::constants::Provenance::PublicBound)
+            .unwrap();
+        assert_eq!(plan.steps, passes * n as u64);
+        let s = plan.noise_multiplier;
+        assert!(
+            s >= want * (1.0 - 1e-3),
+            "n={n}: {s} below the reference {want}"
+        );
+        assert!(s <= want * (1.0 + slack), "n={n}: {s} vs {want}");
+        assert!(plan.calibration.epsilon <= eps);
+        assert!((plan.noise_std - s).abs() < 1e-15);
+    }
+}
+
+/// The PLD accountant (`Accounting::Exact` for DP-SGD) certifies no more noise than the
+/// RDP one at the same target.
+#[test]
+fn dp_sgd_exact_accounting_needs_no_more_noise() {
+    let n = 500usize;
+    let make = |acc| {
+        DpSgdParams::new(Squared::full(), L1::new(0.1).unwrap())
+            .epsilon(1.0)
+            .delta(1.0 / (n as f64 * n as f64))
+            .passes(1)
+            .clip(1.0)
+            .accounting(acc)
+            .build()
+            .unwrap()
+            .plan(n, 2.0, dp_models::constants::Provenance::PublicBound)
+            .unwrap()
+    };
+    let (paper, exact) = (make(Accounting::Paper), make(Accounting::Exact));
+    assert!(
+        exact.noise_multiplier <= paper.noise_multiplier,
+        "{} vs {}",
+        exact.noise_multiplier,
+        paper.noise_multiplier
+    );
+    assert!(exact.calibration.epsilon <= 1.0);
+}
+
+/// DP-CD-P: 10 % of epsilon on the private M_j, the rest at the same delta on the
+/// optimisation; no opt-in needed; ledger holds both; guarantee within the target.
+#[test]
+fn dp_cd_p_splits_the_budget_and_needs_no_opt_in() {
+    // Plan (no data): California, 2 passes, eps_opt = 0.9: s from Eq. (18) inverted in
+    // closed form at eps = 0.9 (Python, 50-digit decimal): 28.3313590545...
+    let n = 20640usize;
+    let solver = DpCdParams::new(Squared::full(), L1::new(0.1).unwrap())
+        .epsilon(1.0)
+        .delta(1.0 / (n as f64 * n as f64))
+        .passes(2)
+        .clip(1.0)
+        .smoothness(Smoothness::private(vec![1.0; 8]))
+        .build()
+        .unwrap();
+    assert_eq!(solver.name(), "dp-cd-p");
+    let plan = solver
+        .plan(n, &[1.0; 8], dp_models::constants::Provenance::PublicBound)
+        .unwrap();
+    let want = 28.331_359_054_511_31;
+    assert!(
+        plan.noise_multiplier >= want * (1.0 - 1e-9)
+            && plan.noise_multiplier <= want * (1.0 + 1e-4)
+    );
+    assert!((plan.epsilon_optimisation - 0.9).abs() < 1e-12);
+
+    // A fit.
+    let d = data(500, 3);
+    let bounds: Vec<f64> = (0..3).map(|j| 2.0 * (1 + j) as f64).collect();
+    let solver = DpCdParams::new(Squared::full(), L1::new(0.01).unwrap())
+        .epsilon(2.0)
+        .delta(1e-6)
+        .passes(5)
+        .clip(1.0)
+        .smoothness(Smoothness::private(bounds))
+        .build()
+        .unwrap();
+    let r = solver.fit_seeded(&d, 3).unwrap();
+    assert_eq!(r.algorithm, "dp-cd-p");
+    let privacy = r.privacy.unwrap();
+    let SolverPlan::DpCd(plan) = &privacy.plan else {
+        panic!("not a DP-CD plan")
+    };
+    assert!(matches!(
+        plan.smoothness_provenance,
+        dp_models::constants::Provenance::PrivatelyEstimated { .. }
+    ));
+    let eps_m = plan.epsilon_smoothness.unwrap();
+    assert!((eps_m - 0.2).abs() < 1e-9, "{eps_m}");
+    assert!(plan.epsilon_optimisation < 1.8 + 1e-12 && plan.epsilon_optimisation > 1.8 - 1e-9);
+    assert!(
+        privacy.guarantee.epsilon <= 2.0,
+        "{}",
+        privacy.guarantee.epsilon
+    );
+    assert!(privacy.guarantee.epsilon > 1.9);
+    let kinds: Vec<String> = privacy
+        .ledger
+        .entries()
+        .iter()
+        .map(|c| format!("{c:?}"))
+        .collect();
+    assert!(kinds.iter().any(|k| k.starts_with("PureDp")), "{kinds:?}");
+    assert!(kinds.iter().any(|k| k.starts_with("Gaussian")), "{kinds:?}");
+    // Reproducible, and the bounds must match the design.
+    assert_eq!(
+        solver.fit_seeded(&d, 3).unwrap().coefficients,
+        r.coefficients
+    );
+    let bad = DpCdParams::new(Squared::full(), L1::new(0.01).unwrap())
+        .epsilon(2.0)
+        .delta(1e-6)
+        .passes(5)
+        .clip(1.0)
+        .smoothness(Smoothness::private(vec![1.0; 2]))
+        .build()
+        .unwrap();
+    assert!(message(bad.fit_seeded(&d, 3)).contains("feature bounds"));
+}
+
+/// Utility sanity: with a huge budget DP-CD lands next to the non-private optimum; with a
+/// tiny one it does not (the noise really scales with 1/epsilon).
+#[test]
+fn dp_cd_error_shrinks_with_epsilon() {
+    let d = data(400, 3);
+    let best = CdParams::new(Squared::full(), L1::new(0.05).unwrap())
+        .passes(300)
+        .build()
+        .unwrap()
+        .fit_seeded(&d, 1)
+        .unwrap()
+        .diagnostics
+        .objective;
+    let err = |eps: f64| {
+        let r = DpCdParams::new(Squared::full(), L1::new(0.05).unwrap())
+            .epsilon(eps)
+            .delta(1e-6)
+            .passes(30)
+            .step_scale(0.5)
+            .clip(50.0)
+            .allow_non_private_constants(true)
+            .build()
+            .unwrap()
+            .fit_seeded(&d, 2)
+            .unwrap();
+        (r.diagnostics.objective - best) / best
+    };
+    let (hi, lo) = (err(1e4), err(0.05));
+    // (The non-private twin at the same 30 passes reaches ~5e-7; at eps = 1e4 the
+    // remaining noise and the clipping bias cost ~4e-4.)
+    assert!(
+        (-1e-12..1e-2).contains(&hi),
+        "eps = 1e4: relative error {hi}"
+    );
+    assert!(
+        lo > 100.0 * hi.max(1e-9),
+        "eps = 0.05: relative error {lo} vs {hi}"
+    );
+}

@@ -15,15 +15,23 @@
 //! `dp_models::preprocess`. See `docs/datasets.md` for what each paper does with them.
 //!
 //! Loaders: [`load_csv`] / [`parse_csv`] (dense, any numeric CSV with a chosen target
-//! column and label mapping) and [`load_libsvm`] / [`parse_libsvm`] (sparse LIBSVM /
-//! SVMlight text). Malformed input is an error whose message names the line and the
+//! column and label mapping), [`load_libsvm`] / [`parse_libsvm`] (sparse LIBSVM /
+//! SVMlight text) and [`load_nips2003_dense`] / [`load_nips2003_sparse`] (the NIPS 2003
+//! challenge files of madelon and dorothea, with [`drop_empty_columns`]). Malformed input is an error whose message names the line and the
 //! reason; the loaders never panic.
 
 mod csv_format;
+mod format;
 mod libsvm;
+mod nips2003;
 
 pub use csv_format::{load_csv, load_csv_named, parse_csv, CsvOptions, LabelMap, Target};
+pub use format::{load, Format, Loaded};
 pub use libsvm::{load_libsvm, parse_libsvm, MAX_LIBSVM_FEATURES};
+pub use nips2003::{
+    drop_empty_columns, load_nips2003_dense, load_nips2003_sparse, parse_nips2003_dense,
+    parse_nips2003_labels, parse_nips2003_sparse,
+};
 
 use anyhow::{Context, Result};
 use dp_models::{Dataset, DenseDesign, Design};

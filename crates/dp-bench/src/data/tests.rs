@@ -355,3 +355,143 @@ fn california_lasso_support_table() {
         }
     }
 }
+
+fn nips_err<T>(r: Result<T>) -> String {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
+#[test]
+fn nips2003_dense_and_sparse_parse() {
+    let d = parse_nips2003_dense(b"1 2 3 \n4 5 6 \n", b"1\n-1\n").unwrap();
+    assert_eq!((d.n_samples(), d.n_features()), (2, 3));
+    assert_eq!(d.x().row(1), &[4.0, 5.0, 6.0]);
+    assert_eq!(d.y(), &[1.0, -1.0]);
+    let s = parse_nips2003_sparse(b"2 5 \r\n\n1\n", b"-1\n1\n1\n", Some(6)).unwrap();
+    assert_eq!((s.n_samples(), s.n_features()), (3, 6));
+    assert_eq!(s.x().row(0), (&[1usize, 4][..], &[1.0, 1.0][..]));
+    assert_eq!(s.x().row(1).0.len(), 0);
+    assert_eq!(s.x().col(0), (&[2usize][..], &[1.0][..]));
+    let inferred = parse_nips2003_sparse(b"2 5\n1\n", b"1\n1\n", None).unwrap();
+    assert_eq!(inferred.n_features(), 5);
+    let (reduced, kept) = drop_empty_columns(&s).unwrap();
+    assert_eq!(kept, vec![0, 1, 4]);
+    assert_eq!(reduced.n_features(), 3);
+    assert_eq!(reduced.x().row(0), (&[1usize, 2][..], &[1.0, 1.0][..]));
+    assert_eq!(reduced.y(), s.y());
+}
+
+#[test]
+fn nips2003_errors_name_line_and_reason() {
+    let e = nips_err(parse_nips2003_dense(b"1 2\n3\n", b"1\n1\n"));
+    assert!(e.contains("line 2") && e.contains("ragged"), "{e}");
+    let e = nips_err(parse_nips2003_dense(b"1 x\n", b"1\n"));
+    assert!(e.contains("line 1") && e.contains("not a number"), "{e}");
+    let e = nips_err(parse_nips2003_dense(b"1 nan\n", b"1\n"));
+    assert!(e.contains("not finite"), "{e}");
+    let e = nips_err(parse_nips2003_dense(b"1 2\n", b"1\n-1\n"));
+    assert!(e.contains("2 labels") && e.contains("1 rows"), "{e}");
+    let e = nips_err(parse_nips2003_dense(b"\n\n", b"1\n"));
+    assert!(e.contains("empty data"), "{e}");
+    let e = nips_err(parse_nips2003_dense(b"1\n", b""));
+    assert!(e.contains("empty labels"), "{e}");
+    let e = nips_err(parse_nips2003_dense(b"1\n", b"1\nup\n"));
+    assert!(
+        e.contains("labels line 2") && e.contains("bad label"),
+        "{e}"
+    );
+    let e = nips_err(parse_nips2003_sparse(b"3 2\n", b"1\n", None));
+    assert!(e.contains("line 1") && e.contains("not increasing"), "{e}");
+    let e = nips_err(parse_nips2003_sparse(b"1\n0\n", b"1\n1\n", None));
+    assert!(e.contains("line 2") && e.contains("zero index"), "{e}");
+    let e = nips_err(parse_nips2003_sparse(b"1 9\n", b"1\n", Some(5)));
+    assert!(e.contains("exceeds n_features = 5"), "{e}");
+    let e = nips_err(parse_nips2003_sparse(b"1 -9\n", b"1\n", None));
+    assert!(e.contains("not a positive integer"), "{e}");
+    let e = nips_err(parse_nips2003_sparse(b"", b"1\n", None));
+    assert!(e.contains("empty data"), "{e}");
+}
+
+#[test]
+fn nips2003_file_loaders() {
+    let dir = std::env::temp_dir().join(format!("dp-bench-nips-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("m.data"), "1 2\n3 4\n").unwrap();
+    std::fs::write(dir.join("m.labels"), "1\n-1\n").unwrap();
+    let d = load_nips2003_dense(dir.join("m.data"), dir.join("m.labels")).unwrap();
+    assert_eq!(d.n_samples(), 2);
+    let s = load_nips2003_sparse(dir.join("m.data"), dir.join("m.labels"), None).unwrap();
+    assert_eq!(s.n_features(), 4);
+    let e = nips_err(load_nips2003_dense(
+        dir.join("nope.data"),
+        dir.join("m.labels"),
+    ));
+    assert!(e.contains("nope.data"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn nips2003_parsers_never_panic(
+        data in proptest::collection::vec(any::<u8>(), 0..120),
+        text in "[0-9 .\\-\n]{0,80}",
+        labels in "[0-9 \\-+\n]{0,20}",
+    ) {
+        let _ = parse_nips2003_dense(&data, labels.as_bytes());
+        let _ = parse_nips2003_sparse(&data, labels.as_bytes(), None);
+        let _ = parse_nips2003_dense(text.as_bytes(), labels.as_bytes());
+        let _ = parse_nips2003_sparse(text.as_bytes(), labels.as_bytes(), Some(3));
+        let _ = parse_nips2003_labels(&data);
+    }
+}
+
+#[test]
+fn format_dispatch_and_unknown_extensions() {
+    assert_eq!(Format::from_path("a/b.CSV").unwrap(), Format::Csv);
+    assert_eq!(Format::from_path("b.tsv").unwrap(), Format::Tsv);
+    assert_eq!(Format::from_path("b.svm").unwrap(), Format::Libsvm);
+    assert_eq!(Format::from_name(" LibSVM ").unwrap(), Format::Libsvm);
+    let e = Format::from_path("x.parquet").unwrap_err().to_string();
+    assert!(
+        e.contains("unknown file extension .parquet") && e.contains(".csv"),
+        "{e}"
+    );
+    let e = Format::from_path("heart_scale").unwrap_err().to_string();
+    assert!(e.contains("no extension"), "{e}");
+    let e = Format::from_name("arff").unwrap_err().to_string();
+    assert!(e.contains("unknown data format"), "{e}");
+
+    let dir = std::env::temp_dir().join(format!("dp-bench-format-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t.tsv"), "a\ty\n1\t2\n").unwrap();
+    std::fs::write(dir.join("t.svm"), "1 3:1\n").unwrap();
+    std::fs::write(dir.join("t.xyz"), "1 3:1\n").unwrap();
+    match load(dir.join("t.tsv"), None, &CsvOptions::default(), None).unwrap() {
+        Loaded::Dense(d) => assert_eq!(d.y(), &[2.0]),
+        Loaded::Sparse(_) => panic!("expected dense"),
+    }
+    match load(dir.join("t.svm"), None, &CsvOptions::default(), Some(4)).unwrap() {
+        Loaded::Sparse(d) => assert_eq!(d.n_features(), 4),
+        Loaded::Dense(_) => panic!("expected sparse"),
+    }
+    let e = format!(
+        "{:#}",
+        load(dir.join("t.xyz"), None, &CsvOptions::default(), None).unwrap_err()
+    );
+    assert!(e.contains("unknown file extension"), "{e}");
+    assert!(matches!(
+        load(
+            dir.join("t.xyz"),
+            Some(Format::Libsvm),
+            &CsvOptions::default(),
+            None
+        )
+        .unwrap(),
+        Loaded::Sparse(_)
+    ));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
