@@ -88,6 +88,9 @@ impl Model {
     }
 }
 
+/// One cell of the paper's Table 3: (correct, incorrect, relative suboptimality).
+pub type PaperCell = (f64, f64, f64);
+
 /// A problem of Figure 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProblemName {
@@ -175,7 +178,7 @@ impl ProblemName {
     }
     /// The paper's Table 3 row for this problem, `||w*||_0` first:
     /// `(||w*||_0, [(correct, incorrect, gap); DP-CD, DP-SGD, DP-GCD])`.
-    pub fn paper_table3(self) -> Option<(usize, [(f64, f64, f64); 3])> {
+    pub fn paper_table3(self) -> Option<(usize, [PaperCell; 3])> {
         match self {
             ProblemName::Square => {
                 Some((7, [(0.0, 0.0, 0.75), (0.0, 3.0, 0.75), (2.0, 0.0, 0.35)]))
