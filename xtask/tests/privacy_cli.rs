@@ -107,7 +107,6 @@ fn sigma_line_rdp() {
 }
 
 #[test]
-#[ignore = "needs Accountant::Pld wired into calibrate (helper acc)"]
 fn sigma_line_pld() {
     let a = "sigma --mechanism subsampled-gaussian --sampling-rate 0.01 --steps 1000 --epsilon 1 --delta 1e-5 --accountant pld";
     let s = value(a, "sigma");
@@ -133,7 +132,6 @@ fn rdp_line_integer_order() {
 }
 
 #[test]
-#[ignore = "needs fractional orders of the subsampled Gaussian (helper acc)"]
 fn rdp_line_fractional_order() {
     let v = value(
         "rdp --mechanism subsampled-gaussian --sampling-rate 0.01 --sigma 1.1 --order 2.5",

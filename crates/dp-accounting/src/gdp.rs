@@ -60,7 +60,8 @@ pub fn gdp_delta(mu: f64, eps: f64) -> Result<f64> {
     Ok(round_up(d).min(1.0))
 }
 
-/// ln delta(eps) of mu-GDP, accurate when delta is far below the f64 range.
+/// ln delta(eps) of mu-GDP, accurate when delta is far below the f64 range, rounded up
+/// (by `1e-13 |ln delta|` plus one ulp).
 pub fn gdp_log_delta(mu: f64, eps: f64) -> Result<f64> {
     let mu = check_mu(mu)?;
     if eps.is_nan() || eps < 0.0 {
@@ -70,7 +71,8 @@ pub fn gdp_log_delta(mu: f64, eps: f64) -> Result<f64> {
             expected: "must be >= 0",
         });
     }
-    Ok(log_delta_unchecked(mu, eps))
+    let v = log_delta_unchecked(mu, eps);
+    Ok(crate::num::next_up(v + crate::num::REPORT_MARGIN * v.abs()))
 }
 
 /// The smallest epsilon with `delta(eps) <= delta` for a mu-GDP mechanism, as an upper

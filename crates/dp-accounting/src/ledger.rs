@@ -140,7 +140,7 @@ impl Charge {
         a == b
     }
 
-    /// Per-release RDP at order `a` (None if not available under RDP).
+    /// Per-release RDP at order `a` (+inf where no evaluation is available).
     fn rdp(&self, a: f64) -> f64 {
         match self {
             Charge::Gaussian {

@@ -131,9 +131,23 @@ pub enum Norm {
 /// Sensitivity of a query: sup over neighbouring datasets of the norm of the change.
 /// The value is finite and > 0; the norm says how it was measured.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "SensitivityRepr")]
 pub struct Sensitivity {
     value: f64,
     norm: Norm,
+}
+
+#[derive(Deserialize)]
+struct SensitivityRepr {
+    value: f64,
+    norm: Norm,
+}
+
+impl TryFrom<SensitivityRepr> for Sensitivity {
+    type Error = AccountingError;
+    fn try_from(r: SensitivityRepr) -> Result<Sensitivity> {
+        Sensitivity::new(r.value, r.norm)
+    }
 }
 
 impl Sensitivity {
@@ -198,6 +212,10 @@ mod tests {
         let e: Epsilon = serde_json::from_str("1.5").unwrap();
         assert_eq!(e.get(), 1.5);
         assert!(serde_json::from_str::<Delta>("2.0").is_err());
+        let s = Sensitivity::new(2.0, Norm::L1).unwrap();
+        let back: Sensitivity = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+        assert!(serde_json::from_str::<Sensitivity>(r#"{"value":0.0,"norm":"l2"}"#).is_err());
         assert_eq!(serde_json::to_string(&e).unwrap(), "1.5");
     }
 }

@@ -122,7 +122,7 @@ pub struct PldOptions {
 impl Default for PldOptions {
     fn default() -> Self {
         Self {
-            max_fft_len: 1 << 19,
+            max_fft_len: 1 << 18,
             min_grid_step: 1e-5,
             tail_mass: 1e-30,
         }
@@ -248,6 +248,31 @@ impl LossModel {
         }
     }
 
+    /// `(P(L <= x), P(L > x))` and `(Q(L <= x), Q(L > x))` together (sharing work).
+    fn pq(&self, x: f64) -> ((f64, f64), (f64, f64)) {
+        match *self {
+            LossModel::SubsampledRemove { q, sigma } => {
+                if q < 1.0 && x <= (-q).ln_1p() {
+                    return ((0.0, 1.0), (0.0, 1.0));
+                }
+                let o = Self::remove_inverse(q, sigma, x);
+                let (c0, s0) = phi2(o / sigma);
+                let (c1, s1) = phi2((o - 1.0) / sigma);
+                (((1.0 - q) * c0 + q * c1, (1.0 - q) * s0 + q * s1), (c0, s0))
+            }
+            LossModel::SubsampledAdd { q, sigma } => {
+                if q < 1.0 && -x <= (-q).ln_1p() {
+                    return ((1.0, 0.0), (1.0, 0.0));
+                }
+                let o = Self::remove_inverse(q, sigma, -x);
+                let (c0, s0) = phi2(o / sigma);
+                let (c1, s1) = phi2((o - 1.0) / sigma);
+                ((s0, c0), ((1.0 - q) * s0 + q * s1, (1.0 - q) * c0 + q * c1))
+            }
+            _ => (self.p(x), self.q(x)),
+        }
+    }
+
     /// Loss range `[lo, hi]` outside which each tail has `P`-mass at most `tail`.
     fn range(&self, tail: f64) -> Result<(f64, f64)> {
         // hi: smallest-ish x with sf(x) <= tail (sf decreasing).
@@ -314,7 +339,15 @@ struct StepPmf {
     h: f64,
     k_min: i64,
     probs: Vec<f64>,
+    /// `ln probs[i]` (`-inf` for zero mass), cached for the many MGF evaluations.
+    lnp: Vec<f64>,
     inf: f64,
+}
+
+fn ln_all(p: &[f64]) -> Vec<f64> {
+    p.iter()
+        .map(|&v| if v > 0.0 { v.ln() } else { f64::NEG_INFINITY })
+        .collect()
 }
 
 struct Discretised {
@@ -341,14 +374,12 @@ fn discretise(model: &LossModel, h: f64, lo: f64, hi: f64, want_lower: bool) -> 
     let mut lower = if want_lower { vec![0.0; n] } else { Vec::new() };
     let one_minus_e_h = -(-h).exp_m1();
     let mut mean_rounding = 0.0;
-    let mut p_prev = model.p(k_min as f64 * h);
-    let mut q_prev = model.q(k_min as f64 * h);
+    let (mut p_prev, mut q_prev) = model.pq(k_min as f64 * h);
     upper[0] += p_prev.0;
     for i in 0..n - 1 {
         let k = k_min + i as i64;
         let x_hi = (k + 1) as f64 * h;
-        let p_next = model.p(x_hi);
-        let q_next = model.q(x_hi);
+        let (p_next, q_next) = model.pq(x_hi);
         let a = interval_mass(p_prev, p_next);
         if a > 0.0 {
             let b = interval_mass(q_prev, q_next);
@@ -373,12 +404,14 @@ fn discretise(model: &LossModel, h: f64, lo: f64, hi: f64, want_lower: bool) -> 
         upper: StepPmf {
             h,
             k_min,
+            lnp: ln_all(&upper),
             probs: upper,
             inf,
         },
         lower: StepPmf {
             h,
             k_min,
+            lnp: ln_all(&lower),
             probs: lower,
             inf: 0.0,
         },
@@ -389,25 +422,23 @@ fn discretise(model: &LossModel, h: f64, lo: f64, hi: f64, want_lower: bool) -> 
 impl StepPmf {
     /// ln sum_k p_k e^(lambda l_k) over the finite part.
     fn log_mgf(&self, lambda: f64) -> f64 {
+        let step = lambda * self.h;
+        let base = lambda * self.k_min as f64 * self.h;
         let mut m = f64::NEG_INFINITY;
-        for (i, &p) in self.probs.iter().enumerate() {
-            if p > 0.0 {
-                let v = p.ln() + lambda * (self.k_min + i as i64) as f64 * self.h;
-                if v > m {
-                    m = v;
-                }
+        for (i, &lp) in self.lnp.iter().enumerate() {
+            let v = lp + base + step * i as f64;
+            if v > m {
+                m = v;
             }
         }
         if m == f64::NEG_INFINITY {
             return m;
         }
-        let mut s = 0.0;
-        for (i, &p) in self.probs.iter().enumerate() {
-            if p > 0.0 {
-                s += (p.ln() + lambda * (self.k_min + i as i64) as f64 * self.h - m).exp();
-            }
+        let mut acc = 0.0;
+        for (i, &lp) in self.lnp.iter().enumerate() {
+            acc += (lp + base + step * i as f64 - m).exp();
         }
-        m + s.ln()
+        m + acc.ln()
     }
 
     fn max_loss(&self) -> f64 {
@@ -641,29 +672,8 @@ fn tilt(pmf: &StepPmf, steps: u64, plan: &Plan, a_idx: i64, n: usize) -> Result<
             "PLD: single-step grid ({len} points) longer than the FFT ({n})"
         )));
     }
-    // ln p_k, computed once.
-    let lnp: Vec<f64> = pmf
-        .probs
-        .iter()
-        .map(|&p| if p > 0.0 { p.ln() } else { f64::NEG_INFINITY })
-        .collect();
-    let log_mgf = |lam: f64| -> f64 {
-        let mut m = f64::NEG_INFINITY;
-        for (i, &lp) in lnp.iter().enumerate() {
-            let v = lp + lam * (pmf.k_min + i as i64) as f64 * h;
-            if v > m {
-                m = v;
-            }
-        }
-        if m == f64::NEG_INFINITY {
-            return m;
-        }
-        let mut acc = 0.0;
-        for (i, &lp) in lnp.iter().enumerate() {
-            acc += (lp + lam * (pmf.k_min + i as i64) as f64 * h - m).exp();
-        }
-        m + acc.ln()
-    };
+    let lnp = &pmf.lnp;
+    let log_mgf = |lam: f64| pmf.log_mgf(lam);
     let k_l = log_mgf(lambda);
     if !k_l.is_finite() {
         return Err(AccountingError::Numerical(
@@ -1090,19 +1100,17 @@ fn run_direction(
             // epsilon found by a cheap coarse composition (the Chernoff tilt is far too strong
             // when delta exceeds the mass of the largest loss, e.g. for pure-DP mechanisms).
             let mut lambda = chernoff_lambda(&coarse, t, delta);
-            for _ in 0..2 {
+            {
                 let plan = plan_composition(&coarse, t, lambda);
                 let width = (plan.window.1 - plan.window.0).max(h0);
-                let (hc, nc) = grid_for(width, step_width, h0, 1 << 14, h0);
+                let (hc, nc) = grid_for(width, step_width, h0, 1 << 13, h0);
                 let plan = centred(plan, hc, nc);
                 let cd = discretise(model, hc, lo, hi, false).upper;
-                let Ok((cu, _)) = compose_pair(&cd, &cd, steps, &plan, nc) else {
-                    break;
-                };
-                let Ok(eps_c) = cu.epsilon_upper(&cu.profile(), delta) else {
-                    break;
-                };
-                lambda = saddle_lambda(&coarse, t, eps_c).max(1e-4);
+                if let Ok((cu, _)) = compose_pair(&cd, &cd, steps, &plan, nc) {
+                    if let Ok(eps_c) = cu.epsilon_upper(&cu.profile(), delta) {
+                        lambda = saddle_lambda(&coarse, t, eps_c).max(1e-4);
+                    }
+                }
             }
             lambda
         }

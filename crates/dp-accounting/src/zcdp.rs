@@ -137,6 +137,7 @@ pub fn rho_for_target(target_eps: Epsilon, delta: Delta) -> Result<f64> {
 }
 
 #[cfg(test)]
+#[allow(clippy::excessive_precision, clippy::inconsistent_digit_grouping)]
 mod tests {
     use super::*;
 
@@ -149,6 +150,25 @@ mod tests {
             assert!(bs >= want && (bs - want) / want < 1e-12);
             let c = epsilon_from_rho(rho, d, ZcdpConversion::Cks20).unwrap();
             assert!(c < bs, "{rho}: {c} {bs}");
+        }
+    }
+
+    #[test]
+    fn cks20_matches_mpmath() {
+        // tests/reference/zcdp.py: stationarity rho = -(ln delta + ln a)/(a-1)^2 solved at 50 digits
+        let cases = [
+            (0.01, 1e-5, 0.545_725_548_274_002_4),
+            (1.0, 1e-6, 7.766_216_625_311_720_7),
+            (100.0, 1e-3, 150.100_233_546_569_47),
+            (1e-6, 1e-10, 0.007_427_583_685_432_304),
+        ];
+        for (rho, delta, want) in cases {
+            let got =
+                epsilon_from_rho(rho, Delta::new(delta).unwrap(), ZcdpConversion::Cks20).unwrap();
+            assert!(
+                got >= want && (got - want) / want < 1e-11,
+                "{rho} {delta}: {got} {want}"
+            );
         }
     }
 
