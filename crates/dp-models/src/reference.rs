@@ -367,12 +367,15 @@ impl Anderson {
         if !(total.is_finite() && total != 0.0) {
             return Ok(());
         }
-        // w_try = sum_i c_i w_{i+1}.
+        // w_try = sum_i c_i w_{i+1}, on the current support only (as skglm does on its
+        // working set): coordinates at 0 stay at 0, so sparsity is not destroyed.
         let mut w_try = vec![0.0; w.len()];
         for (i, ci) in sol.iter().enumerate() {
             let ci = ci / total;
-            for (t, &h) in w_try.iter_mut().zip(&history[i + 1]) {
-                *t += ci * h;
+            for ((t, &h), &cur) in w_try.iter_mut().zip(&history[i + 1]).zip(w.iter()) {
+                if cur != 0.0 {
+                    *t += ci * h;
+                }
             }
         }
         if w_try.iter().any(|v| !v.is_finite()) {
@@ -381,7 +384,9 @@ impl Anderson {
         obj.predictor(&w_try, &mut self.z_try)?;
         let f_try = obj.value_from_predictor(&w_try, &self.z_try)?;
         let f_now = obj.value_from_predictor(w, z)?;
-        if f_try < f_now {
+        // Demand a decrease well above rounding noise: on flat valleys a rounding-level
+        // "improvement" would otherwise be accepted and undo the progress of CD.
+        if f_try < f_now - 16.0 * f64::EPSILON * f_now.abs() {
             w.copy_from_slice(&w_try);
             z.copy_from_slice(&self.z_try);
         }
@@ -560,14 +565,17 @@ mod tests {
     fn anderson_changes_speed_not_the_answer() {
         let (n, p) = (60, 12);
         let (mut xs, y) = random_data(n, p, 21);
-        // Badly scaled columns make plain CD slow.
-        for (k, v) in xs.iter_mut().enumerate() {
-            *v *= 1.0 + 30.0 * ((k % p) as f64);
+        // Strongly correlated, badly scaled columns make plain CD slow.
+        for i in 0..n {
+            let common = xs[i * p];
+            for j in 1..p {
+                xs[i * p + j] = (common + 0.05 * xs[i * p + j]) * (1.0 + 3.0 * j as f64);
+            }
         }
         let x = DenseDesign::from_row_major(n, p, &xs).unwrap();
         let d = Dataset::new(x, y).unwrap();
         let loss = Squared::full();
-        let pen = L1::new(0.01).unwrap();
+        let pen = L1::new(0.001).unwrap();
         let obj = Objective::new(&d, &loss, &pen).unwrap();
         let plain = solve(
             &obj,
@@ -590,7 +598,12 @@ mod tests {
             acc.iterations,
             plain.iterations
         );
-        assert!(plain.iterations >= 50, "too easy: {}", plain.iterations);
+        assert!(
+            plain.iterations >= 50,
+            "too easy: {} vs {}",
+            plain.iterations,
+            acc.iterations
+        );
     }
 
     #[test]
