@@ -347,6 +347,33 @@ pub fn laplace_rdp(order: f64, ratio: f64) -> Result<f64> {
     Ok(crate::num::round_up(v.min(1.0 / r)))
 }
 
+/// RDP at `order` implied by pure `eps`-DP: the Renyi divergence of eps-randomised
+/// response, `(1/(alpha-1)) ln((e^{alpha eps} + e^{(1-alpha) eps}) / (1 + e^eps))`, rounded up.
+///
+/// # Privacy
+/// Every eps-DP pair of output distributions is a post-processing of the
+/// eps-randomised-response pair (Kairouz, Oh & Viswanath 2015, Thm 2.3 with delta = 0), and
+/// Renyi divergences obey data processing (van Erven & Harremoes 2014, Thm 9), so every
+/// eps-DP mechanism is `(alpha, pure_dp_rdp(alpha, eps))`-RDP. The value never exceeds
+/// `eps` nor `alpha eps^2 / 2` (Bun & Steinke 2016, Prop. 3.3); the minimum of the three is
+/// returned.
+///
+/// Evaluated as `log1p(expm1(b) expm1(eps + b) e^-b / (1 + e^eps)) / (alpha - 1)` with
+/// `b = (alpha - 1) eps` (in log space when large): no cancellation at small eps.
+pub fn pure_dp_rdp(order: f64, eps: f64) -> Result<f64> {
+    let a = check_order(order)?;
+    let e = check_positive("epsilon", eps)?;
+    Ok(crate::num::round_up(pure_dp_rdp_unchecked(a, e)))
+}
+
+pub(crate) fn pure_dp_rdp_unchecked(a: f64, e: f64) -> f64 {
+    let b = (a - 1.0) * e;
+    let log_1pe = crate::num::log_add_exp(0.0, e); // ln(1 + e^eps)
+    let ln_num = crate::num::log_expm1(b) + crate::num::log_expm1(e + b) - b - log_1pe;
+    let rr = crate::num::log_add_exp(0.0, ln_num) / (a - 1.0);
+    rr.min(e).min(a * e * e / 2.0)
+}
+
 /// Pure epsilon of report-noisy-max (Laplace or Gumbel noise) with scale `b` for scores
 /// of per-score sensitivity `Delta`: `Delta / b` if `monotone`, else `2 Delta / b`.
 /// See [`ReportNoisyMax`] for the precondition and citations.
@@ -512,6 +539,30 @@ mod tests {
         assert!((1.0..1.0 + 1e-12).contains(&gen));
         let rho = rnm_gumbel_rho(inf, 2.0, false).unwrap();
         assert!((0.125..0.125 * (1.0 + 1e-12)).contains(&rho));
+    }
+
+    #[test]
+    #[allow(clippy::excessive_precision)]
+    fn pure_dp_rdp_matches_randomised_response() {
+        // mpmath 50 digits: log((exp(a e) + exp((1-a) e)) / (1 + exp(e))) / (a - 1)
+        let cases = [
+            (2.0, 1.0, 0.735_325_664_055_519_224_7),
+            (1.01, 1e-4, 5.049_999_995_706_658_3e-9),
+            (10.0, 0.01, 0.000_499_247_643_416_776_66),
+            (1000.0, 3.0, 2.999_951_364_012_438_7),
+            (1.5, 20.0, 19.999_999_995_877_692_77),
+            (64.0, 1e-6, 3.199_999_997_849_333_3e-11),
+        ];
+        for (a, e, want) in cases {
+            let got = pure_dp_rdp(a, e).unwrap();
+            assert!(
+                got >= want && (got - want) / want < 1e-12,
+                "{a} {e}: {got} {want}"
+            );
+            assert!(got <= e * (1.0 + 1e-12) && got <= a * e * e / 2.0 * (1.0 + 1e-12));
+        }
+        assert!(pure_dp_rdp(1.0, 1.0).is_err());
+        assert!(pure_dp_rdp(2.0, 0.0).is_err());
     }
 
     #[test]

@@ -60,6 +60,15 @@ pub(crate) fn log_add_exp(a: f64, b: f64) -> f64 {
     hi + (lo - hi).exp().ln_1p()
 }
 
+/// log(expm1(x)) for x > 0, stable for tiny and huge x.
+pub(crate) fn log_expm1(x: f64) -> f64 {
+    if x > 30.0 {
+        x + (-(-x).exp()).ln_1p()
+    } else {
+        x.exp_m1().ln()
+    }
+}
+
 /// log(exp(a) - exp(b)) for a >= b; -inf when a == b.
 pub(crate) fn log_sub_exp(a: f64, b: f64) -> f64 {
     if b == f64::NEG_INFINITY {
