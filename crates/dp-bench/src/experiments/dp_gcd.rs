@@ -1036,6 +1036,7 @@ fn write_error_figures(dir: &Path, records: &[Record]) -> Result<()> {
                 None => series.push(Series {
                     label,
                     points: vec![point],
+                    color: None,
                 }),
             }
         }
