@@ -604,7 +604,7 @@ mod tests {
         let rdp = l
             .guarantee(d(1e-5), Accountant::Rdp(RdpConversion::Improved))
             .unwrap();
-        let kov = 0.993_691_176_759_335_86;
+        let kov = 0.993_691_176_759_335_9;
         assert!(rdp >= kov && rdp < 1.0, "{rdp}");
         assert_eq!(l.best_guarantee(d(1e-5)).unwrap(), rdp);
         assert_eq!(

@@ -1185,7 +1185,8 @@ pub fn epsilon_bounds_with(
     let lower = lower.min(upper);
     Ok(PldBound {
         lower: if lower > 0.0 { next_down(lower) } else { 0.0 },
-        upper: next_up(upper),
+        // eps = 0 is exact when delta(0) <= delta; report it as such.
+        upper: if upper > 0.0 { next_up(upper) } else { 0.0 },
     })
 }
 

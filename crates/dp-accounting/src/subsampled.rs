@@ -45,6 +45,10 @@ fn log_a_minus_1_int(q: f64, z: f64, alpha: u64) -> f64 {
 /// Largest fractional order evaluated by quadrature; above it, callers snap to integers.
 pub const MAX_FRACTIONAL_ORDER: f64 = 512.0;
 
+/// Smallest fractional order evaluated (closer to 1 the integrand is a difference at the
+/// rounding level, and such orders never help: the conversion adds `ln(1/delta)/(alpha-1)`).
+pub const MIN_FRACTIONAL_ORDER: f64 = 1.0001;
+
 /// `log g` with `g = (1+x)^a - 1 - a x >= 0` for `x = q (e^u - 1) > -1`, accurate in
 /// relative terms (power series when `a |x|` is small, log space when large; no
 /// overflow for huge `u`).
@@ -90,7 +94,12 @@ fn log_g_large(lx: f64, a: f64) -> f64 {
     let la = a * log1px; // log (1+x)^a
     let l1ax = crate::num::log_add_exp(0.0, a.ln() + lx); // log(1 + a x)
                                                           // g = (1+x)^a (1 - (1 + a x) / (1+x)^a), the ratio is < 1 by convexity
-    la + (-(l1ax - la).exp()).ln_1p()
+    let d = l1ax - la;
+    if d >= 0.0 {
+        // only at orders within ~1e-14 of 1, which are not evaluated
+        return f64::NAN;
+    }
+    la + (-d.exp()).ln_1p()
 }
 
 /// Gauss-Kronrod 15-point nodes (non-negative half) and weights.
@@ -208,7 +217,8 @@ fn log_a_minus_1_quad(q: f64, z: f64, alpha: f64) -> f64 {
 }
 
 /// RDP at order `alpha` of the subsampled Gaussian, without validation. Returns +inf at
-/// fractional orders above [`MAX_FRACTIONAL_ORDER`] (so a curve minimiser ignores them)
+/// fractional orders outside [[`MIN_FRACTIONAL_ORDER`], [`MAX_FRACTIONAL_ORDER`]] (so a
+/// curve minimiser ignores them)
 /// and NaN if a numerical routine fails.
 pub(crate) fn rdp_unchecked(q: f64, z: f64, alpha: f64) -> f64 {
     if q >= 1.0 {
@@ -216,7 +226,7 @@ pub(crate) fn rdp_unchecked(q: f64, z: f64, alpha: f64) -> f64 {
     }
     let lam1 = if alpha.fract() == 0.0 && (2.0..=1e7).contains(&alpha) {
         log_a_minus_1_int(q, z, alpha as u64)
-    } else if alpha <= MAX_FRACTIONAL_ORDER {
+    } else if (MIN_FRACTIONAL_ORDER..=MAX_FRACTIONAL_ORDER).contains(&alpha) {
         log_a_minus_1_quad(q, z, alpha)
     } else {
         return f64::INFINITY;
@@ -229,7 +239,8 @@ pub(crate) fn rdp_unchecked(q: f64, z: f64, alpha: f64) -> f64 {
 /// noise multiplier `z` (see the module docs for the claim), rounded up.
 ///
 /// Errors on `q` outside (0, 1], `z` not finite and > 0, an order that is not finite
-/// and > 1, or a fractional order above [`MAX_FRACTIONAL_ORDER`].
+/// and > 1, or a fractional order outside [[`MIN_FRACTIONAL_ORDER`],
+/// [`MAX_FRACTIONAL_ORDER`]].
 pub fn subsampled_gaussian_rdp(q: f64, z: f64, alpha: f64) -> Result<f64> {
     if !(q.is_finite() && q > 0.0 && q <= 1.0) {
         return Err(AccountingError::InvalidParameter {
@@ -264,7 +275,7 @@ pub fn subsampled_gaussian_rdp(q: f64, z: f64, alpha: f64) -> Result<f64> {
         Err(AccountingError::InvalidParameter {
             name: "Renyi order (alpha)",
             value: alpha,
-            expected: "fractional orders above 512 are not evaluated; use an integer order",
+            expected: "fractional orders are evaluated in [1.0001, 512]; use an integer order",
         })
     }
 }

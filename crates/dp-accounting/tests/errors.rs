@@ -53,7 +53,7 @@ fn parameter_errors_by_value() {
         param(
             "Renyi order (alpha)",
             600.5,
-            "fractional orders above 512 are not evaluated; use an integer order"
+            "fractional orders are evaluated in [1.0001, 512]; use an integer order"
         )
     );
     assert_eq!(

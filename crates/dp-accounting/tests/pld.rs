@@ -226,3 +226,66 @@ fn bad_input_is_rejected_by_name() {
     };
     assert!(msg(epsilon_bounds_with(&g, 10, 1e-5, &bad)).contains("max_fft_len"));
 }
+
+mod properties {
+    use dp_accounting::calibrate::{epsilon, Accountant, Plan, PlanMechanism, RdpConversion};
+    use dp_accounting::gdp::gdp_epsilon;
+    use dp_accounting::pld::{epsilon_bounds_with, PldMechanism, PldOptions};
+    use dp_accounting::{Delta, NoiseMultiplier, SamplingRate};
+    use proptest::prelude::*;
+
+    fn opts() -> PldOptions {
+        PldOptions {
+            max_fft_len: 1 << 15,
+            ..PldOptions::default()
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+        /// The certified interval contains the exact epsilon of the Gaussian (analytic
+        /// Gaussian curve, an independent closed form), with and without the q = 1 mixture.
+        #[test]
+        fn gaussian_interval_contains_exact(
+            sigma in 0.4f64..8.0,
+            steps in 1u64..400,
+            log_delta in -14.0f64..-2.0,
+        ) {
+            let delta = 10f64.powf(log_delta);
+            let mu = (steps as f64).sqrt() / sigma;
+            let exact = gdp_epsilon(mu, Delta::new(delta).unwrap()).unwrap();
+            let g = epsilon_bounds_with(
+                &PldMechanism::Gaussian { noise_multiplier: sigma }, steps, delta, &opts(),
+            ).unwrap();
+            // gdp_epsilon is itself rounded up by a relative 1e-13.
+            prop_assert!(g.lower <= exact && exact <= g.upper * (1.0 + 1e-12), "{g:?} {exact}");
+            let s = epsilon_bounds_with(
+                &PldMechanism::SubsampledGaussian { sampling_rate: 1.0, noise_multiplier: sigma },
+                steps, delta, &opts(),
+            ).unwrap();
+            prop_assert!(s.lower <= exact && exact <= s.upper * (1.0 + 1e-12), "{s:?} {exact}");
+        }
+
+        /// For the subsampled Gaussian the PLD upper bound is below the RDP bound (RDP is
+        /// never exact), and the interval is ordered.
+        #[test]
+        fn subsampled_pld_beats_rdp(
+            q in 0.001f64..0.2,
+            sigma in 0.7f64..3.0,
+            steps in 10u64..2000,
+        ) {
+            let b = epsilon_bounds_with(
+                &PldMechanism::SubsampledGaussian { sampling_rate: q, noise_multiplier: sigma },
+                steps, 1e-5, &opts(),
+            ).unwrap();
+            let plan = Plan {
+                mechanism: PlanMechanism::SubsampledGaussian { sampling_rate: SamplingRate::new(q).unwrap() },
+                steps,
+                accountant: Accountant::Rdp(RdpConversion::Improved),
+            };
+            let rdp = epsilon(&plan, NoiseMultiplier::new(sigma).unwrap(), Delta::new(1e-5).unwrap()).unwrap();
+            prop_assert!(b.lower <= b.upper && b.upper < rdp, "{b:?} rdp {rdp}");
+        }
+    }
+}

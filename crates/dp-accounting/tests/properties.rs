@@ -171,6 +171,21 @@ proptest! {
     }
 
     #[test]
+    fn subsampled_composition_monotone_in_steps_and_inverse_sigma(
+        plan in subsampled_plan(),
+        sigma in log_uniform(0.3, 30.0),
+        delta in log_uniform(1e-10, 1e-3),
+    ) {
+        let d = Delta::new(delta).unwrap();
+        let s = NoiseMultiplier::new(sigma).unwrap();
+        let e = epsilon(&plan, s, d).unwrap();
+        let more = Plan { steps: plan.steps + 1 + plan.steps / 3, ..plan };
+        prop_assert!(epsilon(&more, s, d).unwrap() >= e * (1.0 - 1e-12));
+        let noisier = NoiseMultiplier::new(sigma * 1.01).unwrap();
+        prop_assert!(epsilon(&plan, noisier, d).unwrap() <= e * (1.0 + 1e-12));
+    }
+
+    #[test]
     fn subsampled_rdp_non_decreasing_in_order(
         q in log_uniform(1e-6, 0.99),
         z in log_uniform(0.3, 100.0),
