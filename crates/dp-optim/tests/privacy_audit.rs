@@ -682,10 +682,10 @@ fn private_smoothness_clipped_mean_within_laplace_sensitivity() {
         };
         let (r, r2) = (release(&d), release(&d2));
         let c = Logistic.curvature_bound().unwrap();
-        for j in 0..p {
+        for (j, &bound) in bounds.iter().enumerate() {
             let sens_used = r.laplace_scales[j] * r.epsilon_per_coordinate;
             let b = r.per_sample_bounds[j];
-            assert!((b - c * bounds[j] * bounds[j]).abs() <= 1e-12 * b);
+            assert!((b - c * bound * bound).abs() <= 1e-12 * b);
             assert!(sens_used >= 2.0 * b / n as f64 * (1.0 - 1e-12));
             let mean = clipped_smoothness_sum(c, d.x(), j, b) / n as f64;
             let mean2 = clipped_smoothness_sum(c, d2.x(), j, b) / n as f64;
@@ -800,7 +800,6 @@ fn clopper_pearson(k: u64, n: u64, alpha: f64) -> (f64, f64) {
 /// The audit result at the best of the fixed thresholds.
 #[derive(Debug)]
 #[allow(dead_code)] // the rates and threshold are read through `Debug` in messages
-
 struct Audit {
     epsilon_lower_bound: f64,
     threshold: f64,
