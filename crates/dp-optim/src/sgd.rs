@@ -192,10 +192,40 @@ pub(crate) fn resolve_beta<D: Design, L: Loss + ?Sized>(
 }
 
 /// `||x_i||_2` for every row.
+///
+/// # Privacy
+///
+/// DP-SGD's clipping relies on this norm. A squared norm that underflows (every entry
+/// below ~1e-154 gives 0, and then a huge derivative times a tiny row went unclipped)
+/// or overflows is recomputed with the row scaled by its largest entry; in the safe
+/// range the plain `sqrt(row_sq_norm)` is kept (bit-for-bit as before).
 pub(crate) fn row_norms<D: Design>(x: &D) -> Vec<f64> {
     (0..x.n_samples())
-        .map(|i| x.row_sq_norm(i).sqrt())
+        .map(|i| {
+            let s = x.row_sq_norm(i);
+            if s.is_finite() && s >= 1e-200 {
+                s.sqrt()
+            } else {
+                scaled_row_norm(x, i)
+            }
+        })
         .collect()
+}
+
+/// `||x_i||_2` as `m sqrt(sum (x_ij / m)^2)` with `m = max_j |x_ij|` (no underflow or
+/// spurious overflow).
+fn scaled_row_norm<D: Design>(x: &D, i: usize) -> f64 {
+    let mut m = 0.0f64;
+    x.for_each_in_row(i, |_, v| m = m.max(v.abs()));
+    if m == 0.0 || !m.is_finite() {
+        return m;
+    }
+    let mut s = 0.0;
+    x.for_each_in_row(i, |_, v| {
+        let t = v / m;
+        s += t * t;
+    });
+    m * s.sqrt()
 }
 
 /// Builder of non-private proximal SGD with Poisson subsampling, DP-SGD's twin.
