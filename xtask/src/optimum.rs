@@ -94,6 +94,9 @@ pub struct Args {
     /// Maximum passes over the coordinates.
     #[arg(long, default_value_t = 1_000_000)]
     max_passes: u64,
+    /// Anderson extrapolation memory (0 disables).
+    #[arg(long, default_value_t = ReferenceOptions::default().anderson)]
+    anderson: usize,
 }
 
 /// Runs the subcommand, printing the report.
@@ -117,6 +120,7 @@ pub fn run_to_string(args: &Args) -> Result<String> {
     let opts = ReferenceOptions {
         tol: args.tol,
         max_passes: args.max_passes,
+        anderson: args.anderson,
         ..ReferenceOptions::default()
     };
     match format {

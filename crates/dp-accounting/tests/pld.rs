@@ -289,3 +289,22 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn epsilon_and_delta_queries_agree() {
+    // delta(eps) at the certified epsilon is at most the target delta (up to the looser
+    // bounds of a differently tilted computation), and at the lower epsilon it is above it.
+    let m = PldMechanism::SubsampledGaussian {
+        sampling_rate: 0.02,
+        noise_multiplier: 1.0,
+    };
+    let o = small();
+    let e = epsilon_bounds_with(&m, 500, 1e-6, &o).unwrap();
+    let at_upper = dp_accounting::pld::delta_bounds_with(&m, 500, e.upper, &o).unwrap();
+    assert!(
+        at_upper.lower <= 1e-6 && at_upper.upper <= 1.05e-6,
+        "{e:?} {at_upper:?}"
+    );
+    let at_lower = dp_accounting::pld::delta_bounds_with(&m, 500, e.lower, &o).unwrap();
+    assert!(at_lower.upper >= 1e-6, "{e:?} {at_lower:?}");
+}

@@ -21,7 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .delta(1.0 / (n * n) as f64)
         .passes(10)
         .step_scale(0.5)
-        .clip(1.0)
+        .clip(5.0)
         .allow_non_private_constants(true) // M_j from the data, as in the paper
         .build()?;
     let report = solver.fit_seeded(&data, 42)?;
