@@ -4,6 +4,7 @@
 //! `config.out_dir/<name>/`. [`REGISTRY`] lists them; adding an experiment is one line there.
 
 pub mod dp_cd;
+pub mod dp_gcd;
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -72,11 +73,18 @@ pub struct Experiment {
 }
 
 /// Every experiment, in the order `cargo xtask reproduce` runs them.
-pub const REGISTRY: &[Experiment] = &[Experiment {
-    name: "dp-cd",
-    about: "DP-CD paper (Mangold et al. 2022): Table 2, Table 3, Figures 1-2",
-    run: dp_cd::run,
-}];
+pub const REGISTRY: &[Experiment] = &[
+    Experiment {
+        name: "dp-cd",
+        about: "DP-CD paper (Mangold et al. 2022): Table 2, Table 3, Figures 1-2",
+        run: dp_cd::run,
+    },
+    Experiment {
+        name: "dp-gcd",
+        about: "DP-GCD paper (Mangold et al. 2023): Table 3, Figures 1-2",
+        run: dp_gcd::run,
+    },
+];
 
 /// Looks an experiment up by name.
 pub fn find(name: &str) -> Result<&'static Experiment> {
