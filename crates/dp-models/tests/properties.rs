@@ -167,3 +167,54 @@ fn dense_zero_column_is_handled() {
     let s = SparseDesign::from_dense(&x);
     assert_eq!(s.col_nnz(0), 0);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// The reference solver certifies the same optimum on the dense and the sparse
+    /// layout of one problem (LASSO and L1-logistic).
+    #[test]
+    fn reference_optimum_is_layout_independent((n, p, xs, y, _w) in problem(), lam in 0.01f64..0.5) {
+        use dp_models::reference::{solve, ReferenceOptions};
+        let dx = DenseDesign::from_row_major(n, p, &xs).unwrap();
+        let sx = SparseDesign::from_dense(&dx);
+        for classification in [false, true] {
+            let yy = labels(&y, classification);
+            let dd = Dataset::new(dx.clone(), yy.clone()).unwrap();
+            let sd = Dataset::new(sx.clone(), yy).unwrap();
+            let pen = L1::new(lam).unwrap();
+            let (a, b) = if classification {
+                let od = Objective::new(&dd, &Logistic, &pen).unwrap();
+                let os = Objective::new(&sd, &Logistic, &pen).unwrap();
+                (solve(&od, &ReferenceOptions::default()).unwrap(), solve(&os, &ReferenceOptions::default()).unwrap())
+            } else {
+                let loss = Squared::half();
+                let od = Objective::new(&dd, &loss, &pen).unwrap();
+                let os = Objective::new(&sd, &loss, &pen).unwrap();
+                (solve(&od, &ReferenceOptions::default()).unwrap(), solve(&os, &ReferenceOptions::default()).unwrap())
+            };
+            prop_assert!((a.objective - b.objective).abs() <= a.certificate + b.certificate + 1e-15,
+                "dense {} vs sparse {}", a.objective, b.objective);
+        }
+    }
+}
+
+/// Hinge is not differentiable at y z = 1, but away from the kink its derivative is the
+/// slope, and everywhere it is a subgradient: phi(t) >= phi(z) + phi'(z) (t - z).
+#[test]
+fn hinge_derivative_is_a_subgradient() {
+    use dp_models::Hinge;
+    for &y in &[-1.0, 1.0] {
+        for k in -40..=40 {
+            let z = k as f64 * 0.1 + 0.013;
+            let g = Hinge.derivative(z, y);
+            let h = 1e-6;
+            let fd = (Hinge.value(z + h, y) - Hinge.value(z - h, y)) / (2.0 * h);
+            assert!((g - fd).abs() < 1e-6, "z={z} y={y}: {g} vs {fd}");
+            for m in -30..=30 {
+                let t = m as f64 * 0.17;
+                assert!(Hinge.value(t, y) >= Hinge.value(z, y) + g * (t - z) - 1e-12);
+            }
+        }
+    }
+}
