@@ -15,19 +15,19 @@ use dp_models::constants::global_smoothness;
 use dp_models::{Dataset, Design, Loss, Penalty};
 use rand::Rng;
 
-/// Per-example L2 clipping: the factor `min(1, C / ||g_i||)`.
+/// Per-example L2 clipping of `g_i = d x_i`: the coefficient `d min(1, C / ||g_i||)`.
 pub(crate) trait L2Clip: Copy {
-    /// The factor for a per-example gradient of norm `norm`.
-    fn factor(self, norm: f64) -> f64;
+    /// The clipped coefficient for `g_i = d x_i` with `||x_i|| = row_norm`.
+    fn coef(self, d: f64, row_norm: f64) -> f64;
 }
 
-/// No clipping (factor 1).
+/// No clipping (the coefficient is `d`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NoL2Clip;
 impl L2Clip for NoL2Clip {
     #[inline(always)]
-    fn factor(self, _norm: f64) -> f64 {
-        1.0
+    fn coef(self, d: f64, _row_norm: f64) -> f64 {
+        d
     }
 }
 
@@ -36,9 +36,25 @@ impl L2Clip for NoL2Clip {
 pub(crate) struct L2ClipAt(pub f64);
 impl L2Clip for L2ClipAt {
     #[inline(always)]
-    fn factor(self, norm: f64) -> f64 {
-        // C / 0 = +inf for C > 0, so a zero gradient keeps factor 1.
-        (self.0 / norm).min(1.0)
+    fn coef(self, d: f64, row_norm: f64) -> f64 {
+        let c = self.0;
+        let norm = d.abs() * row_norm;
+        if norm <= c {
+            d
+        } else if norm.is_finite() {
+            d * (c / norm)
+        } else if d.is_nan() || row_norm == 0.0 {
+            // # Privacy
+            // An overflowed derivative (`phi'(z, y) = inf` or NaN for an extreme record)
+            // must not turn into `inf * 0 = NaN`: that would mark the output of one
+            // neighbour only. Any vector of norm <= C keeps the sensitivity; a NaN
+            // derivative or a zero row contributes the zero vector.
+            0.0
+        } else {
+            // `|d| = inf` (or `||x_i||` overflowed): the direction of `d x_i` at norm C
+            // (0 when `||x_i||` itself is infinite).
+            (c / row_norm).copysign(d)
+        }
     }
 }
 
@@ -116,7 +132,7 @@ where
         while i < n {
             let zi = prob.x.row_dot(i, w);
             let d = prob.loss.derivative(zi, prob.y[i]);
-            let coef = d * clip.factor(d.abs() * prob.row_norms[i]);
+            let coef = clip.coef(d, prob.row_norms[i]);
             prob.x.row_axpy(i, coef, g);
             sampled += 1;
             i = i
@@ -176,10 +192,40 @@ pub(crate) fn resolve_beta<D: Design, L: Loss + ?Sized>(
 }
 
 /// `||x_i||_2` for every row.
+///
+/// # Privacy
+///
+/// DP-SGD's clipping relies on this norm. A squared norm that underflows (every entry
+/// below ~1e-154 gives 0, and then a huge derivative times a tiny row went unclipped)
+/// or overflows is recomputed with the row scaled by its largest entry; in the safe
+/// range the plain `sqrt(row_sq_norm)` is kept (bit-for-bit as before).
 pub(crate) fn row_norms<D: Design>(x: &D) -> Vec<f64> {
     (0..x.n_samples())
-        .map(|i| x.row_sq_norm(i).sqrt())
+        .map(|i| {
+            let s = x.row_sq_norm(i);
+            if s.is_finite() && s >= 1e-200 {
+                s.sqrt()
+            } else {
+                scaled_row_norm(x, i)
+            }
+        })
         .collect()
+}
+
+/// `||x_i||_2` as `m sqrt(sum (x_ij / m)^2)` with `m = max_j |x_ij|` (no underflow or
+/// spurious overflow).
+fn scaled_row_norm<D: Design>(x: &D, i: usize) -> f64 {
+    let mut m = 0.0f64;
+    x.for_each_in_row(i, |_, v| m = m.max(v.abs()));
+    if m == 0.0 || !m.is_finite() {
+        return m;
+    }
+    let mut s = 0.0;
+    x.for_each_in_row(i, |_, v| {
+        let t = v / m;
+        s += t * t;
+    });
+    m * s.sqrt()
 }
 
 /// Builder of non-private proximal SGD with Poisson subsampling, DP-SGD's twin.

@@ -15,6 +15,7 @@
 //! column is `col_dot(j, phi')`, which the dense design vectorises.
 
 use super::rules::{score, SelectionRule};
+use crate::kernel::{Clamp, Clip};
 use dp_accounting::mechanisms::Laplace;
 use dp_models::{Design, Penalty};
 use rand::{Rng, SeedableRng};
@@ -87,7 +88,7 @@ pub(crate) fn pass<D: Design, P: Penalty + ?Sized>(
                     let cj = c[j];
                     let mut acc = 0.0;
                     ctx.x
-                        .for_each_in_col(j, |i, xij| acc += (deriv[i] * xij).clamp(-cj, cj));
+                        .for_each_in_col(j, |i, xij| acc += Clamp(cj).clip(deriv[i] * xij));
                     acc * ctx.inv_n
                 }
             };

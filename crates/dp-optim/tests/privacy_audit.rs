@@ -1,0 +1,1069 @@
+//! Privacy audit of the private solvers (see `docs/privacy/audit.md`).
+//!
+//! 1. Brute-force sensitivity checks on tiny neighbouring datasets (replace-one: one
+//!    sample's features and label replaced by random or adversarial extreme values) for
+//!    the quantity each private step releases. Where the solver itself can be run, the
+//!    check is *end to end*: the same seed on `D` and `D'` draws the same noise (the
+//!    noise and sampling streams do not depend on the data), so the difference of the two
+//!    outputs is exactly (up to rounding) the difference of the released noiseless
+//!    quantities, which must stay within the sensitivity the solver reports.
+//! 2. Empirical privacy: a mechanism is run many times on `D` and `D'`, a fixed
+//!    threshold test is applied, and the Clopper-Pearson bounds on its error rates give a
+//!    lower bound `ln((TPR - delta) / FPR)` on epsilon that must not exceed the claim.
+//!    The default sizes keep the file fast in debug; `DP_SLOW_TESTS=1` runs 10x more.
+
+use dp_accounting::calibrate::{calibrate_sigma, Accountant, Plan, PlanMechanism};
+use dp_accounting::ledger::Ledger;
+use dp_accounting::mechanisms::{Gaussian, Laplace};
+use dp_accounting::{Delta, Epsilon, NoiseMultiplier, Norm, Sensitivity};
+use dp_models::constants::{
+    clipped_smoothness_sum, private_coordinate_smoothness_with, PrivateSmoothnessOptions,
+    Provenance, Tagged,
+};
+use dp_models::{
+    Dataset, DenseDesign, Design, Huber, Logistic, Loss, NoPenalty, Penalty, SparseDesign, Squared,
+    SquaredHinge, L1,
+};
+use dp_optim::dp_gcd::rules::score;
+use dp_optim::dp_gcd::{DpGcd, SelectionRule, Variant};
+use dp_optim::kernel::{Clamp, ColumnKernels};
+use dp_optim::{Accounting, DpCdParams, DpSgdParams, GlobalSmoothness, Smoothness, SolverPlan};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
+// ---------------------------------------------------------------------------------
+// Adversarial data
+// ---------------------------------------------------------------------------------
+
+/// Extreme finite values a replaced record may take.
+const EXTREMES: [f64; 16] = [
+    0.0,
+    1.0,
+    -1.0,
+    1e-300,
+    -1e-300,
+    f64::MIN_POSITIVE,
+    37.5,
+    -1e3,
+    1e8,
+    -1e150,
+    1e154,
+    -1e200,
+    1e300,
+    -1e300,
+    f64::MAX,
+    -f64::MAX,
+];
+
+/// A value that is extreme half of the time, else a moderate random one.
+fn wild<R: Rng>(rng: &mut R) -> f64 {
+    if rng.random::<bool>() {
+        EXTREMES[rng.random_range(0..EXTREMES.len())]
+    } else {
+        moderate(rng)
+    }
+}
+
+/// A random value of moderate size (magnitude in [1e-3, 1e3], either sign).
+fn moderate<R: Rng>(rng: &mut R) -> f64 {
+    let mag = 10f64.powf(rng.random_range(-3.0..3.0));
+    if rng.random::<bool>() {
+        mag
+    } else {
+        -mag
+    }
+}
+
+/// Labels: `{-1, +1}` for classification losses, anything finite (extremes included)
+/// for regression losses.
+fn label<R: Rng>(rng: &mut R, classification: bool, extreme: bool) -> f64 {
+    if classification {
+        if rng.random::<bool>() {
+            1.0
+        } else {
+            -1.0
+        }
+    } else if extreme {
+        wild(rng)
+    } else {
+        moderate(rng)
+    }
+}
+
+/// A tiny dataset and a replace-one neighbour (row `i` replaced by wild values).
+struct Neighbours {
+    n: usize,
+    p: usize,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    x2: Vec<f64>,
+    y2: Vec<f64>,
+}
+
+impl Neighbours {
+    fn random<R: Rng>(rng: &mut R, n: usize, p: usize, classification: bool) -> Self {
+        let x: Vec<f64> = (0..n * p).map(|_| moderate(rng)).collect();
+        let y: Vec<f64> = (0..n).map(|_| label(rng, classification, false)).collect();
+        let i = rng.random_range(0..n);
+        let mut x2 = x.clone();
+        let mut y2 = y.clone();
+        for j in 0..p {
+            x2[i * p + j] = wild(rng);
+        }
+        y2[i] = label(rng, classification, true);
+        // Half of the time the original row is the extreme one instead.
+        if rng.random::<bool>() {
+            Self {
+                n,
+                p,
+                x: x2,
+                y: y2,
+                x2: x,
+                y2: y,
+            }
+        } else {
+            Self { n, p, x, y, x2, y2 }
+        }
+    }
+    fn dense(&self) -> (Dataset<DenseDesign>, Dataset<DenseDesign>) {
+        let d = DenseDesign::from_row_major(self.n, self.p, &self.x).unwrap();
+        let d2 = DenseDesign::from_row_major(self.n, self.p, &self.x2).unwrap();
+        (
+            Dataset::new(d, self.y.clone()).unwrap(),
+            Dataset::new(d2, self.y2.clone()).unwrap(),
+        )
+    }
+}
+
+/// A random iterate: zero, moderate, or large.
+fn random_w<R: Rng>(rng: &mut R, p: usize, large: bool) -> Vec<f64> {
+    (0..p)
+        .map(|_| match rng.random_range(0..4) {
+            0 => 0.0,
+            1 | 2 => moderate(rng),
+            _ if large => wild(rng),
+            _ => moderate(rng),
+        })
+        .collect()
+}
+
+fn clip_choice<R: Rng>(rng: &mut R) -> f64 {
+    [1e-3, 0.1, 1.0, 10.0, 1e6][rng.random_range(0..5)]
+}
+
+fn slow() -> bool {
+    std::env::var("DP_SLOW_TESTS").is_ok_and(|v| v == "1")
+}
+
+/// Rounding slack of recovering a difference `a - b` of two outputs from values of
+/// magnitude up to `scale`.
+fn slack(scale: f64) -> f64 {
+    16.0 * f64::EPSILON * scale
+}
+
+// ---------------------------------------------------------------------------------
+// 1. Sensitivity checks
+// ---------------------------------------------------------------------------------
+
+/// Runs the DP-CD end-to-end coupled check for one loss; returns the largest observed
+/// `|g(D) - g(D')| / (2 C / n)`.
+fn dp_cd_end_to_end<L: Loss + Clone>(loss: L, classification: bool, trials: usize) -> f64 {
+    let mut rng = ChaCha20Rng::seed_from_u64(0xA0D1);
+    let mut worst = 0.0f64;
+    for t in 0..trials {
+        let n = rng.random_range(1..=5);
+        let nb = Neighbours::random(&mut rng, n, 1, classification);
+        let (d, d2) = nb.dense();
+        let w0 = random_w(&mut rng, 1, false);
+        let clip = clip_choice(&mut rng);
+        let m = 10f64.powf(rng.random_range(-2.0..2.0));
+        let gamma = 0.5;
+        let solver = DpCdParams::new(loss.clone(), NoPenalty)
+            .epsilon(1.0)
+            .delta(1e-5)
+            .passes(1)
+            .step_scale(gamma)
+            .clip(clip)
+            .accounting(Accounting::Exact)
+            .smoothness(Smoothness::Given(Tagged::public(vec![m])))
+            .initial_point(w0.clone())
+            .build()
+            .unwrap();
+        let seed = 1000 + t as u64;
+        let r = solver.fit_seeded(&d, seed).unwrap();
+        let r2 = solver.fit_seeded(&d2, seed).unwrap();
+        let plan = match &r.privacy.as_ref().unwrap().plan {
+            SolverPlan::DpCd(p) => p.clone(),
+            other => panic!("unexpected plan {other:?}"),
+        };
+        assert_eq!(plan.releases, 1);
+        let sens = plan.sensitivities[0];
+        // The sensitivity the plan uses is 2 C_j / n with C_j = C for p = 1.
+        assert!((sens - 2.0 * clip / n as f64).abs() <= 1e-15 * sens);
+        let (w1, w1b) = (r.coefficients[0], r2.coefficients[0]);
+        assert!(w1.is_finite() && w1b.is_finite(), "non-finite output");
+        let step = gamma / m;
+        // w1 = w0 - step (g + noise) with the same noise on both sides.
+        let diff = (w1 - w1b).abs() / step;
+        let tol = slack((w0[0].abs() + (w1 - w0[0]).abs() + (w1b - w0[0]).abs()) / step);
+        assert!(
+            diff <= sens * (1.0 + 1e-12) + tol,
+            "{}: released coordinate gradients differ by {diff} > 2 C / n = {sens} \
+             (n = {n}, C = {clip}, w0 = {w0:?}, D = {:?}/{:?}, D' = {:?}/{:?})",
+            loss.name(),
+            nb.x,
+            nb.y,
+            nb.x2,
+            nb.y2
+        );
+        if tol < 1e-6 * sens {
+            worst = worst.max(diff / sens);
+        }
+    }
+    worst
+}
+
+/// DP-CD, end to end: one release (`p = 1`, one pass) from an arbitrary initial point,
+/// on `D` and `D'` with the same seed. `w1 = w0 - (gamma / M) (g_j + noise)`, so
+/// `|w1(D) - w1(D')| M / gamma = |g_j(D) - g_j(D')|` must be at most the plan's
+/// `2 C_j / n`. The bound is attained (clipped logistic gradients of opposite sign), so
+/// the check is not vacuous.
+#[test]
+fn dp_cd_released_coordinate_gradient_within_two_c_over_n() {
+    let trials = if slow() { 2000 } else { 150 };
+    let worst_logistic = dp_cd_end_to_end(Logistic, true, trials);
+    let worst_sq = dp_cd_end_to_end(Squared::full(), false, trials);
+    let worst_huber = dp_cd_end_to_end(Huber::new(1.0).unwrap(), false, trials);
+    let worst_sh = dp_cd_end_to_end(SquaredHinge, true, trials);
+    let worst = worst_logistic.max(worst_sq).max(worst_huber).max(worst_sh);
+    // Tightness: the worst case is reached (the bound is the right one, not loose).
+    assert!(worst > 0.99, "largest observed |g - g'| / (2C/n) = {worst}");
+}
+
+/// DP-CD's clipped coordinate gradient at arbitrary (also huge) `w` and for every
+/// coordinate, dense and sparse storage, through the public building block the solver
+/// calls (`ColumnKernels::col_grad_sum` with `Clamp(C_j)`), against the plan's
+/// sensitivities `2 C_j / n` (`DpCd::plan`). Overflowing predictors (`x w = inf` or NaN)
+/// are included: each clipped term must still lie in `[-C_j, C_j]`.
+#[test]
+fn dp_cd_clipped_gradient_sensitivity_at_arbitrary_w() {
+    let mut rng = ChaCha20Rng::seed_from_u64(0xA0D2);
+    let trials = if slow() { 20_000 } else { 2_000 };
+    let huber = Huber::new(0.5).unwrap();
+    let losses: [(&dyn Loss, bool); 4] = [
+        (&Logistic, true),
+        (&SquaredHinge, true),
+        (&huber, false),
+        (&Squared::half(), false),
+    ];
+    for t in 0..trials {
+        let (loss, classification) = losses[t % losses.len()];
+        let n = rng.random_range(1..=6);
+        let p = rng.random_range(1..=3);
+        let nb = Neighbours::random(&mut rng, n, p, classification);
+        let (d, d2) = nb.dense();
+        let (s, s2) = (
+            SparseDesign::from_dense(d.x()),
+            SparseDesign::from_dense(d2.x()),
+        );
+        let m: Vec<f64> = (0..p)
+            .map(|_| 10f64.powf(rng.random_range(-2.0..2.0)))
+            .collect();
+        let solver = DpCdParams::new(Logistic, NoPenalty)
+            .epsilon(1.0)
+            .delta(1e-5)
+            .passes(1)
+            .clip(clip_choice(&mut rng))
+            .build()
+            .unwrap();
+        let plan = solver.plan(n, &m, Provenance::PublicBound).unwrap();
+        let w = random_w(&mut rng, p, true);
+        let (mut z, mut z2) = (vec![0.0; n], vec![0.0; n]);
+        d.x().matvec(&w, &mut z);
+        d2.x().matvec(&w, &mut z2);
+        for j in 0..p {
+            let c = Clamp(plan.clip_thresholds[j]);
+            let sens = plan.sensitivities[j];
+            let gd = d.x().col_grad_sum(j, loss, &z, d.y(), c) / n as f64;
+            let gd2 = d2.x().col_grad_sum(j, loss, &z2, d2.y(), c) / n as f64;
+            let gs = s.col_grad_sum(j, loss, &z, d.y(), c) / n as f64;
+            let gs2 = s2.col_grad_sum(j, loss, &z2, d2.y(), c) / n as f64;
+            for (a, b, what) in [(gd, gd2, "dense"), (gs, gs2, "sparse")] {
+                assert!(
+                    a.is_finite() && b.is_finite() && (a - b).abs() <= sens * (1.0 + 1e-12),
+                    "{} {what}: |g_{j}(D) - g_{j}(D')| = |{a} - {b}| > {sens} at w = {w:?}",
+                    loss.name()
+                );
+            }
+        }
+    }
+}
+
+/// Runs one DP-SGD step with `q = 1` (every sample in the batch), `eta = 1`, no
+/// penalty, from `w0`; returns `w1 = w0 - (1/n)(S + noise)`.
+fn dp_sgd_one_step<L: Loss + Clone>(
+    loss: &L,
+    data: &Dataset<DenseDesign>,
+    clip: f64,
+    w0: &[f64],
+    seed: u64,
+) -> (Vec<f64>, f64) {
+    let n = data.n_samples();
+    let solver = DpSgdParams::new(loss.clone(), NoPenalty)
+        .epsilon(1.0)
+        .delta(1e-5)
+        .passes(1)
+        .batch_size(n as u64)
+        .clip(clip)
+        .smoothness(GlobalSmoothness::Given(Tagged::public(1.0)))
+        .initial_point(w0.to_vec())
+        .build()
+        .unwrap();
+    let r = solver.fit_seeded(data, seed).unwrap();
+    let plan = match &r.privacy.as_ref().unwrap().plan {
+        SolverPlan::DpSgd(p) => p.clone(),
+        other => panic!("unexpected plan {other:?}"),
+    };
+    assert_eq!(plan.steps, 1);
+    assert_eq!(plan.sampling_rate, 1.0);
+    assert_eq!(plan.step, 1.0);
+    (r.coefficients, plan.clip)
+}
+
+/// `||S(D) - S(D')||_2` recovered from two coupled one-step outputs, and its rounding
+/// slack.
+fn recovered_diff(w0: &[f64], w1: &[f64], w1b: &[f64], n: usize) -> (f64, f64) {
+    let nf = n as f64;
+    let diff = w1
+        .iter()
+        .zip(w1b)
+        .map(|(a, b)| ((a - b) * nf).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let scale: f64 = w0
+        .iter()
+        .zip(w1.iter().zip(w1b))
+        .map(|(o, (a, b))| o.abs() + (a - o).abs() + (b - o).abs())
+        .sum::<f64>()
+        * nf;
+    (diff, slack(scale))
+}
+
+fn dp_sgd_check<L: Loss + Clone>(
+    loss: L,
+    classification: bool,
+    extreme_labels: bool,
+    trials: usize,
+) -> f64 {
+    let mut rng = ChaCha20Rng::seed_from_u64(0xA0D3);
+    let mut worst = 0.0f64;
+    for t in 0..trials {
+        let n = rng.random_range(1..=5);
+        let p = rng.random_range(1..=3);
+        let mut nb = Neighbours::random(&mut rng, n, p, classification);
+        if !extreme_labels && !classification {
+            // Keep the regression labels moderate (see the ignored overflow test).
+            for v in nb.y.iter_mut().chain(nb.y2.iter_mut()) {
+                *v = v.clamp(-1e3, 1e3);
+            }
+        }
+        let clip = clip_choice(&mut rng);
+        let w0 = random_w(&mut rng, p, false);
+        let (d, d2) = nb.dense();
+        let seed = 7000 + t as u64;
+        let (w1, c) = dp_sgd_one_step(&loss, &d, clip, &w0, seed);
+        let (w1b, _) = dp_sgd_one_step(&loss, &d2, clip, &w0, seed);
+        assert!(
+            w1.iter().chain(&w1b).all(|v| v.is_finite()),
+            "{}: non-finite DP-SGD output {w1:?} / {w1b:?} (D = {:?}/{:?}, D' = {:?}/{:?}, w0 = {w0:?}, C = {clip})",
+            loss.name(),
+            nb.x,
+            nb.y,
+            nb.x2,
+            nb.y2
+        );
+        let (diff, tol) = recovered_diff(&w0, &w1, &w1b, n);
+        // Replace-one: two clipped per-example gradients differ, ||.|| <= 2 C (the
+        // add/remove sensitivity C doubled, as docs/privacy/dp-sgd.md's group-privacy
+        // remark says).
+        assert!(
+            diff <= 2.0 * c * (1.0 + 1e-12) + tol,
+            "{}: replace-one change of the clipped sum {diff} > 2 C = {}",
+            loss.name(),
+            2.0 * c
+        );
+        // Add/remove: D' with the replaced row set to zero features (contributes a zero
+        // gradient, exactly as if removed): ||clip(g_i)|| <= C, the sensitivity the
+        // code's SGM accounting uses.
+        let mut x0 = nb.x2.clone();
+        let i = (0..n)
+            .find(|&i| (0..p).any(|j| nb.x[i * p + j] != nb.x2[i * p + j]) || nb.y[i] != nb.y2[i])
+            .unwrap_or(0);
+        for j in 0..p {
+            x0[i * p + j] = 0.0;
+        }
+        let d0 = Dataset::new(
+            DenseDesign::from_row_major(n, p, &x0).unwrap(),
+            nb.y2.clone(),
+        )
+        .unwrap();
+        let (w1c, _) = dp_sgd_one_step(&loss, &d0, clip, &w0, seed);
+        let (diff_ar, tol_ar) = recovered_diff(&w0, &w1b, &w1c, n);
+        assert!(
+            diff_ar <= c * (1.0 + 1e-12) + tol_ar,
+            "{}: add/remove change of the clipped sum {diff_ar} > C = {c}",
+            loss.name()
+        );
+        if tol_ar < 1e-6 * c {
+            worst = worst.max(diff_ar / c);
+        }
+    }
+    worst
+}
+
+/// DP-SGD, end to end: one step with `q = 1` (the batch is everything, so the coupled
+/// runs sample the same batch) and the same seed on `D` and `D'`. The summed clipped
+/// per-example gradients must differ by at most `C` in L2 under add/remove (the
+/// adjacency the code's sampled-Gaussian accounting uses; a removed record is modelled
+/// by a zero row, whose gradient is zero) and by at most `2 C` under replace-one.
+/// Labels are kept moderate here; the overflow case has its own test.
+#[test]
+fn dp_sgd_clipped_sum_within_sensitivity() {
+    let trials = if slow() { 1500 } else { 100 };
+    let worst = dp_sgd_check(Logistic, true, false, trials)
+        .max(dp_sgd_check(Squared::full(), false, false, trials))
+        .max(dp_sgd_check(Huber::new(1.0).unwrap(), false, false, trials))
+        .max(dp_sgd_check(SquaredHinge, true, false, trials));
+    assert!(worst > 0.99, "largest observed ||clip(g_i)|| / C = {worst}");
+}
+
+/// DP-SGD with a regression label so extreme that `phi'(z, y) = z - y` overflows to
+/// infinity: the clipped per-example gradient must still have norm at most `C` (and the
+/// output must not become NaN on one neighbour only, which would distinguish them with
+/// probability one).
+#[test]
+fn dp_sgd_overflowing_derivative_is_still_clipped() {
+    // Deterministic instance first.
+    let x = DenseDesign::from_row_major(2, 1, &[1.0, 1.0]).unwrap();
+    let d = Dataset::new(x.clone(), vec![1.0, 1.0]).unwrap();
+    let d2 = Dataset::new(x, vec![1.0, -f64::MAX]).unwrap();
+    let (w1, _) = dp_sgd_one_step(&Squared::full(), &d, 1.0, &[0.0], 5);
+    let (w1b, c) = dp_sgd_one_step(&Squared::full(), &d2, 1.0, &[0.0], 5);
+    assert!(
+        w1.iter().chain(&w1b).all(|v| v.is_finite()),
+        "DP-SGD output is {w1:?} on D and {w1b:?} on D' (one label -f64::MAX)"
+    );
+    let (diff, tol) = recovered_diff(&[0.0], &w1, &w1b, 2);
+    assert!(diff <= 2.0 * c + tol, "{diff} > 2 C");
+    // Then the random search with extreme labels.
+    let trials = if slow() { 1500 } else { 100 };
+    dp_sgd_check(Squared::full(), false, true, trials);
+    dp_sgd_check(Huber::new(1.0).unwrap(), false, true, trials);
+}
+
+/// DP-GCD's selection scores: every rule's score, as a function of the clipped gradient
+/// (`dp_optim::dp_gcd::rules::score`, the function the solver calls), moves by at most
+/// the score sensitivity `Delta_u = 2 C / (n sqrt(tr M))` the solver calibrates to, when
+/// the gradient moves between its values on replace-one neighbours. The clipped
+/// gradients are computed with the public `col_grad_sum` / `Clamp` building block (the
+/// solver's own fused gradient pass is crate-private; it computes the same sum).
+#[test]
+fn dp_gcd_scores_within_score_sensitivity() {
+    let mut rng = ChaCha20Rng::seed_from_u64(0xA0D4);
+    let trials = if slow() { 20_000 } else { 2_000 };
+    let rules = [
+        SelectionRule::GsL,
+        SelectionRule::GsS,
+        SelectionRule::GsR,
+        SelectionRule::GsQ,
+    ];
+    let mut worst = 0.0f64;
+    for t in 0..trials {
+        let n = rng.random_range(1..=6);
+        let p = rng.random_range(1..=3);
+        let classification = t % 2 == 0;
+        let nb = Neighbours::random(&mut rng, n, p, classification);
+        let (d, d2) = nb.dense();
+        let m: Vec<f64> = (0..p)
+            .map(|_| 10f64.powf(rng.random_range(-2.0..2.0)))
+            .collect();
+        let trace: f64 = m.iter().sum();
+        let clip = clip_choice(&mut rng);
+        let delta_u = 2.0 * clip / (n as f64 * trace.sqrt());
+        let w = random_w(&mut rng, p, false);
+        let (mut z, mut z2) = (vec![0.0; n], vec![0.0; n]);
+        d.x().matvec(&w, &mut z);
+        d2.x().matvec(&w, &mut z2);
+        let lam = [0.0, 1e-3, 0.1, 10.0][rng.random_range(0..4)];
+        let l1 = L1::new(lam).unwrap();
+        for j in 0..p {
+            let cj = clip * (m[j] / trace).sqrt();
+            let (g, g2) = if classification {
+                (
+                    d.x().col_grad_sum(j, &Logistic, &z, d.y(), Clamp(cj)),
+                    d2.x().col_grad_sum(j, &Logistic, &z2, d2.y(), Clamp(cj)),
+                )
+            } else {
+                (
+                    d.x()
+                        .col_grad_sum(j, &Squared::half(), &z, d.y(), Clamp(cj)),
+                    d2.x()
+                        .col_grad_sum(j, &Squared::half(), &z2, d2.y(), Clamp(cj)),
+                )
+            };
+            let (g, g2) = (g / n as f64, g2 / n as f64);
+            let sm = m[j].sqrt();
+            for rule in rules {
+                for (pen, name) in [
+                    (&l1 as &dyn Penalty, "l1"),
+                    (&NoPenalty as &dyn Penalty, "none"),
+                ] {
+                    let s = score(rule, pen, j, g, w[j], m[j], sm);
+                    let s2 = score(rule, pen, j, g2, w[j], m[j], sm);
+                    // The prox works at the scale of w_j: rounding of order ulp(w_j) sqrt(M_j).
+                    let mut tol = slack(
+                        s.abs() + s2.abs() + 4.0 * (w[j].abs() + (g.abs() + g2.abs()) / m[j]) * sm,
+                    );
+                    if rule == SelectionRule::GsQ {
+                        // GS-q's `sqrt(2 d)` turns the cancellation error of `d` (about
+                        // ulp(psi(w)) + ulp(h a) + ulp(M a^2)) into `sqrt(2 err)`; that
+                        // numerical issue is shown by the ignored test
+                        // `dp_gcd_gs_q_score_is_lipschitz_in_floating_point`, and only
+                        // the idealised (exact-arithmetic) bound is checked here.
+                        let lam_j = if name == "l1" { lam } else { 0.0 };
+                        let hm = g.abs().max(g2.abs());
+                        let a = (hm + lam_j) / m[j];
+                        let err_d = slack(lam_j * (2.0 * w[j].abs() + a) + hm * a + m[j] * a * a);
+                        tol += (2.0 * err_d).sqrt();
+                    }
+                    assert!(
+                        (s - s2).abs() <= delta_u * (1.0 + 1e-9) + tol,
+                        "{rule:?} ({name}, lambda {lam}): |u(D) - u(D')| = |{s} - {s2}| > Delta_u = {delta_u}"
+                    );
+                    if tol < 1e-6 * delta_u {
+                        worst = worst.max((s - s2).abs() / delta_u);
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        worst > 0.99,
+        "largest observed |u - u'| / Delta_u = {worst}"
+    );
+}
+
+/// DP-GCD end to end: one iteration with `p = 1` (the selection is forced) and the same
+/// seed on `D` and `D'`, for both variants. The update `w1 = -(gamma / M)(g + noise)` then
+/// differs by `(gamma / M)|g(D) - g(D')|`, which must be at most `2 C / n`; the reported
+/// score sensitivity must be `2 C / (n sqrt(tr M))`.
+#[test]
+fn dp_gcd_update_within_two_c_over_n() {
+    let mut rng = ChaCha20Rng::seed_from_u64(0xA0D5);
+    let trials = if slow() { 2000 } else { 200 };
+    let mut worst = 0.0f64;
+    for t in 0..trials {
+        let n = rng.random_range(1..=5);
+        let classification = t % 2 == 0;
+        let nb = Neighbours::random(&mut rng, n, 1, classification);
+        let (d, d2) = nb.dense();
+        let m = 10f64.powf(rng.random_range(-2.0..2.0));
+        let clip = clip_choice(&mut rng);
+        let gamma = 0.5;
+        let variant = if t % 4 < 2 {
+            Variant::Laplace
+        } else {
+            Variant::Zcdp
+        };
+        let seed = 300 + t as u64;
+        let run = |data: &Dataset<DenseDesign>| {
+            if classification {
+                DpGcd::new(Logistic, NoPenalty)
+                    .epsilon(1.0)
+                    .delta(1e-5)
+                    .iterations(1)
+                    .step(gamma)
+                    .clip(clip)
+                    .variant(variant)
+                    .smoothness(Tagged::public(vec![m]))
+                    .build()
+                    .unwrap()
+                    .fit_seeded(data, seed)
+                    .unwrap()
+            } else {
+                DpGcd::new(Squared::half(), NoPenalty)
+                    .epsilon(1.0)
+                    .delta(1e-5)
+                    .iterations(1)
+                    .step(gamma)
+                    .clip(clip)
+                    .variant(variant)
+                    .smoothness(Tagged::public(vec![m]))
+                    .build()
+                    .unwrap()
+                    .fit_seeded(data, seed)
+                    .unwrap()
+            }
+        };
+        let (r, r2) = (run(&d), run(&d2));
+        let du = 2.0 * clip / (n as f64 * m.sqrt());
+        assert!((r.noise.score_sensitivity - du).abs() <= 1e-12 * du);
+        let sens = 2.0 * clip / n as f64;
+        let step = gamma / m;
+        let (w1, w1b) = (r.coefficients[0], r2.coefficients[0]);
+        let diff = (w1 - w1b).abs() / step;
+        let tol = slack((w1.abs() + w1b.abs()) / step);
+        assert!(
+            diff <= sens * (1.0 + 1e-12) + tol,
+            "{variant:?}: |g(D) - g(D')| = {diff} > 2C/n = {sens}"
+        );
+        if tol < 1e-6 * sens {
+            worst = worst.max(diff / sens);
+        }
+    }
+    assert!(worst > 0.99, "largest observed |g - g'| / (2C/n) = {worst}");
+}
+
+/// DP-GCD after an iterate where the predictor of an extreme record overflows: with a
+/// dense design, `phi'(inf) * 0` is NaN for the record's zero entries. The clipped
+/// gradient must stay bounded on both neighbours; a NaN there turns into a "diverged"
+/// error on `D'` only, which distinguishes the neighbours.
+#[test]
+fn dp_gcd_overflowing_predictor_is_still_clipped() {
+    let x = DenseDesign::from_row_major(2, 2, &[1.0, 0.0, 0.5, 1.0]).unwrap();
+    let x2 = DenseDesign::from_row_major(2, 2, &[f64::MAX, 0.0, 0.5, 1.0]).unwrap();
+    let d = Dataset::new(x, vec![1.0, 0.0]).unwrap();
+    let d2 = Dataset::new(x2, vec![1.0, 0.0]).unwrap();
+    let plan = DpGcd::new(Squared::half(), NoPenalty)
+        .epsilon(0.1)
+        .delta(1e-5)
+        .iterations(3)
+        .clip(1.0)
+        .variant(Variant::Zcdp)
+        .smoothness(Tagged::public(vec![1.0, 1.0]))
+        .build()
+        .unwrap();
+    let (mut err, mut err2) = (0, 0);
+    for seed in 0..50 {
+        err += usize::from(plan.fit_seeded(&d, seed).is_err());
+        err2 += usize::from(plan.fit_seeded(&d2, seed).is_err());
+    }
+    assert_eq!(
+        (err, err2),
+        (0, 0),
+        "fits that failed out of 50: {err} on D, {err2} on D' (one record x = [f64::MAX, 0])"
+    );
+}
+
+/// The private `M_j` estimate (DP-CD-P): the clipped mean `(1/n) sum_i min(c x_ij^2,
+/// b_j)` must move by at most the Laplace sensitivity the code uses, which is
+/// `laplace_scale_j * epsilon_per_coordinate` (`= 2 b_j / n`). End to end: the same rng
+/// seed gives the same Laplace draws, so the released estimates differ by exactly the
+/// clipped means' difference (when neither is floored). Also checked directly on
+/// `clipped_smoothness_sum`, whose true sensitivity is `b_j / n`.
+#[test]
+fn private_smoothness_clipped_mean_within_laplace_sensitivity() {
+    let mut rng = ChaCha20Rng::seed_from_u64(0xA0D6);
+    let trials = if slow() { 20_000 } else { 2_000 };
+    let opts = PrivateSmoothnessOptions {
+        floor_fraction: 1e-300,
+    };
+    let mut worst = 0.0f64;
+    for t in 0..trials {
+        let n = rng.random_range(1..=6);
+        let p = rng.random_range(1..=3);
+        let nb = Neighbours::random(&mut rng, n, p, true);
+        let (d, d2) = nb.dense();
+        let bounds: Vec<f64> = (0..p)
+            .map(|_| 10f64.powf(rng.random_range(-2.0..2.0)))
+            .collect();
+        let eps = Epsilon::new(10f64.powf(rng.random_range(-1.0..1.0))).unwrap();
+        let seed = 500 + t as u64;
+        let release = |data: &Dataset<DenseDesign>| {
+            let mut ledger = Ledger::new();
+            private_coordinate_smoothness_with(
+                &Logistic,
+                data.x(),
+                &bounds,
+                eps,
+                &opts,
+                &mut ChaCha20Rng::seed_from_u64(seed),
+                &mut ledger,
+            )
+            .unwrap()
+        };
+        let (r, r2) = (release(&d), release(&d2));
+        let c = Logistic.curvature_bound().unwrap();
+        for (j, &bound) in bounds.iter().enumerate() {
+            let sens_used = r.laplace_scales[j] * r.epsilon_per_coordinate;
+            let b = r.per_sample_bounds[j];
+            assert!((b - c * bound * bound).abs() <= 1e-12 * b);
+            assert!(sens_used >= 2.0 * b / n as f64 * (1.0 - 1e-12));
+            let mean = clipped_smoothness_sum(c, d.x(), j, b) / n as f64;
+            let mean2 = clipped_smoothness_sum(c, d2.x(), j, b) / n as f64;
+            assert!(
+                (mean - mean2).abs() <= b / n as f64 * (1.0 + 1e-12),
+                "clipped mean moved {} > b_j / n = {}",
+                (mean - mean2).abs(),
+                b / n as f64
+            );
+            let (e, e2) = (r.estimates.value[j], r2.estimates.value[j]);
+            let floor = opts.floor_fraction * b;
+            if e > floor && e2 > floor {
+                let tol = slack(e.abs() + e2.abs());
+                assert!(
+                    (e - e2).abs() <= sens_used * (1.0 + 1e-12) + tol,
+                    "released M_{j} differ by {} > the Laplace sensitivity used {sens_used}",
+                    (e - e2).abs()
+                );
+                if tol < 1e-6 * sens_used {
+                    worst = worst.max((e - e2).abs() / (b / n as f64));
+                }
+            }
+        }
+    }
+    // The true sensitivity b_j / n is attained.
+    assert!(
+        worst > 0.99,
+        "largest observed change / (b_j / n) = {worst}"
+    );
+}
+
+// ---------------------------------------------------------------------------------
+// 2. Empirical privacy
+// ---------------------------------------------------------------------------------
+
+/// `ln C(n, k)` by summing logarithms (exact up to rounding).
+fn ln_choose(n: u64, k: u64) -> f64 {
+    (0..k.min(n))
+        .map(|i| ((n - i) as f64 / (i + 1) as f64).ln())
+        .sum()
+}
+
+/// `ln P(Bin(n, p) <= k)` given `ln_c = ln C(n, k)`: the terms are summed in log space
+/// from `i = k` downwards until they fall below `e^-50` of the sum (they decrease
+/// geometrically there whenever `p >= k / n`, and every Clopper-Pearson bound we need
+/// lies in the region where the omitted tail is far below the bisection's resolution).
+fn ln_binom_cdf(k: u64, n: u64, p: f64, ln_c: f64) -> f64 {
+    if p <= 0.0 {
+        return 0.0;
+    }
+    if p >= 1.0 {
+        return if k >= n { 0.0 } else { f64::NEG_INFINITY };
+    }
+    let k = k.min(n);
+    let (lp, lq) = (p.ln(), (-p).ln_1p());
+    let mut term = ln_c + k as f64 * lp + (n - k) as f64 * lq;
+    let mut acc = term;
+    let mut i = k;
+    while i > 0 {
+        // term_{i-1} = term_i * i / (n - i + 1) * q / p.
+        term += (i as f64 / (n - i + 1) as f64).ln() - lp + lq;
+        i -= 1;
+        let (hi, lo) = if acc > term { (acc, term) } else { (term, acc) };
+        acc = hi + (lo - hi).exp().ln_1p();
+        if term < acc - 50.0 && (i as f64) < p * n as f64 {
+            break;
+        }
+    }
+    acc
+}
+
+/// One-sided Clopper-Pearson bounds for `k` successes in `n` trials at level `alpha`:
+/// `upper` with `P(Bin(n, upper) <= k) = alpha`, `lower` with `P(Bin(n, lower) >= k) =
+/// alpha` (bisection, 64 halvings of [0, 1]).
+fn clopper_pearson(k: u64, n: u64, alpha: f64) -> (f64, f64) {
+    let la = alpha.ln();
+    let upper = if k >= n {
+        1.0
+    } else {
+        let ln_c = ln_choose(n, k);
+        let (mut lo, mut hi) = (0.0, 1.0);
+        for _ in 0..64 {
+            let mid = 0.5 * (lo + hi);
+            if ln_binom_cdf(k, n, mid, ln_c) > la {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        hi
+    };
+    let lower = if k == 0 {
+        0.0
+    } else {
+        // P(Bin >= k) = 1 - P(Bin <= k - 1), increasing in p.
+        let ln_c = ln_choose(n, k - 1);
+        let (mut lo, mut hi) = (0.0, 1.0);
+        for _ in 0..64 {
+            let mid = 0.5 * (lo + hi);
+            let tail = -ln_binom_cdf(k - 1, n, mid, ln_c).exp_m1();
+            if tail < alpha {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    };
+    (lower, upper)
+}
+
+/// The audit result at the best of the fixed thresholds.
+#[derive(Debug)]
+#[allow(dead_code)] // the rates and threshold are read through `Debug` in messages
+struct Audit {
+    epsilon_lower_bound: f64,
+    threshold: f64,
+    fpr: f64,
+    tpr: f64,
+}
+
+/// Threshold tests `output > t` for each fixed `t`: `FPR = P(M(D) > t)`,
+/// `TPR = 1 - FNR = P(M(D') > t)`. With probability at least `1 - alpha` (union bound
+/// over the `2 k` one-sided Clopper-Pearson intervals), every returned lower bound
+/// `ln((TPR_lower - delta) / FPR_upper)` is below the true epsilon of an
+/// `(epsilon, delta)`-DP mechanism, since DP implies `TPR <= e^eps FPR + delta`.
+fn audit(out_d: &[f64], out_d2: &[f64], thresholds: &[f64], delta: f64, alpha: f64) -> Audit {
+    let a = alpha / (2 * thresholds.len()) as f64;
+    let mut best = Audit {
+        epsilon_lower_bound: f64::NEG_INFINITY,
+        threshold: f64::NAN,
+        fpr: f64::NAN,
+        tpr: f64::NAN,
+    };
+    for &t in thresholds {
+        let fp = out_d.iter().filter(|&&v| v > t).count() as u64;
+        let tp = out_d2.iter().filter(|&&v| v > t).count() as u64;
+        let (_, fpr_up) = clopper_pearson(fp, out_d.len() as u64, a);
+        let (tpr_lo, _) = clopper_pearson(tp, out_d2.len() as u64, a);
+        let lb = if tpr_lo - delta <= 0.0 {
+            f64::NEG_INFINITY
+        } else {
+            ((tpr_lo - delta) / fpr_up).ln()
+        };
+        if lb > best.epsilon_lower_bound {
+            best = Audit {
+                epsilon_lower_bound: lb,
+                threshold: t,
+                fpr: fp as f64 / out_d.len() as f64,
+                tpr: tp as f64 / out_d2.len() as f64,
+            };
+        }
+    }
+    best
+}
+
+/// DP-CD's audited claim. A moderate delta keeps the optimal threshold test away from
+/// the far tails, so a few thousand fits have power (see the module docs).
+const DP_CD_EPS: f64 = 1.0;
+const DP_CD_DELTA: f64 = 0.05;
+const DP_CD_RUNS: usize = 3_000;
+
+/// False-alarm rate of the statistical checks below.
+const ALPHA: f64 = 1e-6;
+
+fn samples() -> usize {
+    if slow() {
+        2_000_000
+    } else {
+        200_000
+    }
+}
+
+/// The Clopper-Pearson helper against values computed independently with python3's
+/// `fractions` (exact binomial tails, bisection to 1e-12):
+/// k = 3, n = 10, alpha = 0.05: upper 0.6066242161, lower 0.0872644339.
+#[test]
+fn clopper_pearson_matches_exact_reference() {
+    let (lo, up) = clopper_pearson(3, 10, 0.05);
+    assert!((up - 0.606_624_216_1).abs() < 1e-8, "{up}");
+    assert!((lo - 0.087_264_433_9).abs() < 1e-8, "{lo}");
+    let (lo, up) = clopper_pearson(0, 1000, 1e-3);
+    assert_eq!(lo, 0.0);
+    // (1 - up)^1000 = 1e-3.
+    assert!((up - (1.0 - 1e-3f64.powf(1e-3))).abs() < 1e-12, "{up}");
+}
+
+/// Thresholds `t` (in units of the sensitivity; `D` centred at 0, `D'` at 1), fixed in
+/// advance as multiples of the noise scale the mechanism reports.
+fn thresholds(noise_scale: f64) -> Vec<f64> {
+    [0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
+        .iter()
+        .map(|k| 0.5 + k * noise_scale)
+        .collect()
+}
+
+/// The Gaussian mechanism of `dp-accounting`, calibrated by `calibrate_sigma` to
+/// `(1, 1e-3)` with the exact (analytic Gaussian) accountant, on a query of sensitivity 1
+/// (`f(D) = 0`, `f(D') = 1`). The empirical lower bound must not exceed the achieved
+/// epsilon. (With the sampler's noise halved the lower bound is 1.63 and the test
+/// fails: checked by hand, see docs/privacy/audit.md.)
+#[test]
+fn gaussian_mechanism_empirical_epsilon_below_claim() {
+    let (eps, delta) = (1.0, 1e-3);
+    let plan = Plan {
+        mechanism: PlanMechanism::Gaussian,
+        steps: 1,
+        accountant: Accountant::Gdp,
+    };
+    let cal = calibrate_sigma(
+        &plan,
+        Epsilon::new(eps).unwrap(),
+        Delta::new(delta).unwrap(),
+    )
+    .unwrap();
+    let g = Gaussian::from_multiplier(
+        NoiseMultiplier::new(cal.noise_multiplier).unwrap(),
+        Sensitivity::new(1.0, Norm::L2).unwrap(),
+    )
+    .unwrap();
+    let n = samples();
+    let mut rng = ChaCha20Rng::seed_from_u64(0xE1);
+    let out_d: Vec<f64> = (0..n).map(|_| g.sample(&mut rng)).collect();
+    let out_d2: Vec<f64> = (0..n).map(|_| 1.0 + g.sample(&mut rng)).collect();
+    let a = audit(&out_d, &out_d2, &thresholds(g.std_dev()), delta, ALPHA);
+    eprintln!(
+        "gaussian: sigma = {}, claim eps = {}, {a:?}",
+        g.std_dev(),
+        cal.epsilon
+    );
+    assert!(
+        a.epsilon_lower_bound <= cal.epsilon,
+        "Gaussian mechanism: empirical epsilon lower bound {a:?} exceeds the claimed {}",
+        cal.epsilon
+    );
+}
+
+/// The Laplace mechanism of `dp-accounting` at scale `Delta / eps` (`laplace_epsilon`
+/// says eps), sensitivity 1. For this mechanism the threshold test is tight (the tail
+/// ratio is exactly `e^eps` beyond the sensitivity), so the lower bound lands just below
+/// the claim and any noise reduction shows.
+#[test]
+fn laplace_mechanism_empirical_epsilon_below_claim() {
+    let eps = 1.0;
+    let lap = Laplace::new(1.0 / eps).unwrap();
+    let claim = dp_accounting::mechanisms::laplace_epsilon(
+        Sensitivity::new(1.0, Norm::L1).unwrap(),
+        lap.scale(),
+    )
+    .unwrap();
+    let n = samples();
+    let mut rng = ChaCha20Rng::seed_from_u64(0xE2);
+    let out_d: Vec<f64> = (0..n).map(|_| lap.sample(&mut rng)).collect();
+    let out_d2: Vec<f64> = (0..n).map(|_| 1.0 + lap.sample(&mut rng)).collect();
+    let a = audit(&out_d, &out_d2, &thresholds(lap.scale()), 0.0, ALPHA);
+    eprintln!(
+        "laplace: scale = {}, claim eps = {claim}, {a:?}",
+        lap.scale()
+    );
+    assert!(
+        a.epsilon_lower_bound <= claim,
+        "Laplace mechanism: empirical epsilon lower bound {a:?} exceeds the claimed {claim}"
+    );
+}
+
+/// One DP-CD coordinate release, end to end through `DpCd::fit_seeded`: `n = 4`, one
+/// feature equal to 1, logistic loss, `C = 0.1` (every per-sample gradient `-y/2` at
+/// `w0 = 0` is clipped), `D` with all labels `+1`, `D'` with one label `-1`, so the
+/// clipped coordinate gradient is `-C` on `D` and `-C + 2C/n` on `D'`: the worst case.
+/// The statistic `(g + noise + C) / (2C/n)` (recovered from `w1`) is centred at 0 and 1.
+/// The lower bound must not exceed the achieved epsilon in the report.
+#[test]
+fn dp_cd_single_release_empirical_epsilon_below_claim() {
+    let (eps, delta, clip, gamma, m) = (DP_CD_EPS, DP_CD_DELTA, 0.1, 0.5, 1.0);
+    let n_rec = 4usize;
+    let x = DenseDesign::from_row_major(n_rec, 1, &[1.0; 4]).unwrap();
+    let d = Dataset::new(x.clone(), vec![1.0; 4]).unwrap();
+    let d2 = Dataset::new(x, vec![1.0, 1.0, 1.0, -1.0]).unwrap();
+    let solver = DpCdParams::new(Logistic, NoPenalty)
+        .epsilon(eps)
+        .delta(delta)
+        .passes(1)
+        .step_scale(gamma)
+        .clip(clip)
+        .accounting(Accounting::Exact)
+        .smoothness(Smoothness::Given(Tagged::public(vec![m])))
+        .build()
+        .unwrap();
+    let sens = 2.0 * clip / n_rec as f64;
+    let stat = |w1: f64| (-w1 * m / gamma + clip) / sens;
+    let runs = if slow() { 100_000 } else { DP_CD_RUNS };
+    let mut out_d = Vec::with_capacity(runs);
+    let mut out_d2 = Vec::with_capacity(runs);
+    let mut claim = f64::NAN;
+    let mut noise_mult = f64::NAN;
+    for k in 0..runs as u64 {
+        let r = solver.fit_seeded(&d, 2 * k).unwrap();
+        let r2 = solver.fit_seeded(&d2, 2 * k + 1).unwrap();
+        if k == 0 {
+            let pr = r.privacy.as_ref().unwrap();
+            claim = pr.guarantee.epsilon;
+            noise_mult = r.noise_multiplier.unwrap();
+            if let SolverPlan::DpCd(plan) = &pr.plan {
+                assert!((plan.sensitivities[0] - sens).abs() <= 1e-15);
+            }
+        }
+        out_d.push(stat(r.coefficients[0]));
+        out_d2.push(stat(r2.coefficients[0]));
+    }
+    let a = audit(&out_d, &out_d2, &thresholds(noise_mult), delta, ALPHA);
+    eprintln!("dp-cd release: noise multiplier = {noise_mult}, claim eps = {claim}, {a:?}");
+    assert!(
+        a.epsilon_lower_bound <= claim,
+        "DP-CD release: empirical epsilon lower bound {a:?} exceeds the claimed {claim}"
+    );
+}
+
+/// DP-SGD with a row whose squared norm underflows (`x = 1e-300`) and a huge derivative
+/// (`y = -1e300`, squared loss): the per-example gradient `d x = 1` must be clipped to
+/// `C`, although `||x||^2` computed naively is 0.
+#[test]
+fn dp_sgd_tiny_row_with_huge_derivative_is_clipped() {
+    let c = 1e-3;
+    let d = Dataset::new(
+        DenseDesign::from_row_major(2, 2, &[1e-300, 0.0, 1.0, 1.0]).unwrap(),
+        vec![-1e300, 0.0],
+    )
+    .unwrap();
+    let d0 = Dataset::new(
+        DenseDesign::from_row_major(2, 2, &[0.0, 0.0, 1.0, 1.0]).unwrap(),
+        vec![-1e300, 0.0],
+    )
+    .unwrap();
+    let w0 = [0.0, 0.0];
+    let (w1, _) = dp_sgd_one_step(&Squared::full(), &d, c, &w0, 11);
+    let (w1b, _) = dp_sgd_one_step(&Squared::full(), &d0, c, &w0, 11);
+    let (diff, tol) = recovered_diff(&w0, &w1, &w1b, 2);
+    assert!(
+        diff <= c * (1.0 + 1e-12) + tol,
+        "add/remove change {diff} > C = {c}"
+    );
+    assert!(diff > 0.99 * c, "{diff}");
+}
+
+/// The GS-q score `sqrt(2 d_j(h))` is claimed `1/sqrt(M_j)`-Lipschitz in `h`. In floating
+/// point, `d_j = -(h a + M a^2 / 2 + psi(w + a) - psi(w))` cancels: near `d_j = 0` its
+/// rounding error (about ulp(psi(w))) becomes `sqrt(2 ulp)` in the score. At `w = 3.7`,
+/// `lambda = 0.1`, `M = 1` and `h` near the kink `-lambda`, moving `h` by 1e-12 moved
+/// the score by 1.05e-8 (`|ds/dh|` = 10537 instead of <= 1). The selection's sensitivity
+/// `Delta_u` is then exceeded whenever `Delta_u` is below ~1e-8 (e.g. `C = 1e-3`,
+/// `n = 1e5`).
+#[test]
+#[ignore = "DP-GCD GS-q score loses the Lipschitz bound to cancellation near d_j = 0 (numerical; reported, not fixed)"]
+fn dp_gcd_gs_q_score_is_lipschitz_in_floating_point() {
+    let pen = L1::new(0.1).unwrap();
+    let (w, m) = (3.7, 1.0);
+    let mut worst = 0.0f64;
+    for k in 0..2000 {
+        let h = -0.1 + (k as f64 - 1000.0) * 1e-12;
+        let dh = 1e-12;
+        let s0 = score(SelectionRule::GsQ, &pen, 0, h, w, m, 1.0);
+        let s1 = score(SelectionRule::GsQ, &pen, 0, h + dh, w, m, 1.0);
+        worst = worst.max((s1 - s0).abs() / dh);
+    }
+    assert!(
+        worst <= 1.0 + 1e-3,
+        "largest |ds/dh| = {worst} > 1/sqrt(M) = 1"
+    );
+}
