@@ -107,7 +107,25 @@ impl ErrorFigure {
             y0 = 1e-3;
             y1 = 1.0;
         }
+        // Diverged runs (errors of 1e9 and more) would squash every other curve: cap the axis
+        // at 1000 times the median of the plotted means and draw larger values at the top
+        // edge, saying so in the title.
+        let mut means: Vec<f64> = pts()
+            .map(|p| p.mean)
+            .filter(|m| m.is_finite() && *m > 0.0)
+            .collect();
+        means.sort_by(f64::total_cmp);
+        let cap = means
+            .get(means.len() / 2)
+            .map_or(f64::INFINITY, |m| m * 1e3);
+        let clamped = y1 > cap;
+        let y1 = y1.min(cap);
         let (y0, y1) = (y0 / 1.5, y1 * 1.5);
+        let title = if clamped {
+            format!("{} (values > {cap:.0e} drawn at the top)", self.title)
+        } else {
+            self.title.clone()
+        };
         let (x0, x1) = if self.log_x {
             (x0 / 1.2, x1 * 1.2)
         } else {
@@ -128,7 +146,7 @@ impl ErrorFigure {
             if self.log_x {
                 let x_axis = (x0..x1).log_scale().with_key_points(x_keys);
                 let mut chart = ChartBuilder::on(&root)
-                    .caption(&self.title, ("sans-serif", 20))
+                    .caption(&title, ("sans-serif", 18))
                     .margin(12)
                     .x_label_area_size(45)
                     .y_label_area_size(70)
@@ -143,10 +161,10 @@ impl ErrorFigure {
                     .y_label_formatter(&|v| format_tick(*v))
                     .draw()
                     .map_err(|e| anyhow!("{e:?}"))?;
-                self.draw_series(&mut chart)?;
+                self.draw_series(&mut chart, cap)?;
             } else {
                 let mut chart = ChartBuilder::on(&root)
-                    .caption(&self.title, ("sans-serif", 20))
+                    .caption(&title, ("sans-serif", 18))
                     .margin(12)
                     .x_label_area_size(45)
                     .y_label_area_size(70)
@@ -160,7 +178,7 @@ impl ErrorFigure {
                     .y_label_formatter(&|v| format_tick(*v))
                     .draw()
                     .map_err(|e| anyhow!("{e:?}"))?;
-                self.draw_series(&mut chart)?;
+                self.draw_series(&mut chart, cap)?;
             }
             root.present().map_err(|e| anyhow!("{e:?}"))?;
         }
@@ -170,6 +188,7 @@ impl ErrorFigure {
     fn draw_series<'a, X, Y>(
         &self,
         chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+        cap: f64,
     ) -> Result<()>
     where
         X: Ranged<ValueType = f64>,
@@ -188,6 +207,11 @@ impl ErrorFigure {
             pts.sort_by(|a, b| a.x.total_cmp(&b.x));
             if pts.is_empty() {
                 continue;
+            }
+            for p in &mut pts {
+                p.mean = p.mean.min(cap);
+                p.min = p.min.min(cap);
+                p.max = p.max.min(cap);
             }
             // Min / max band as a filled polygon (lower edge forward, upper edge back).
             let floor = |v: f64| {
@@ -297,6 +321,12 @@ mod tests {
             assert!(svg.contains(needle), "missing {needle}");
         }
         assert_eq!(log_keys(0.015, 0.6), vec![0.02, 0.05, 0.1, 0.2, 0.5]);
+        // A diverged series is capped so the others stay readable, and the title says so.
+        let mut diverged = fig.clone();
+        diverged.series[1].points[0].mean = 1e12;
+        diverged.series[1].points[0].max = 1e13;
+        let svg = diverged.to_svg(400, 300).unwrap();
+        assert!(svg.contains("drawn at the top"));
         assert_eq!(format_tick(0.02), "0.02");
         assert_eq!(format_tick(5e-4), "5e-4");
         let empty = ErrorFigure {

@@ -106,10 +106,12 @@ pub fn sci(x: f64) -> String {
     }
 }
 
-/// Formats a relative error with four decimals when it is at least 1e-3, else in scientific notation.
+/// Formats a relative error with four decimals when it is in `[1e-3, 1e4)`, else in scientific notation.
 pub fn err4(x: f64) -> String {
     if !x.is_finite() {
         "-".to_owned()
+    } else if x.abs() >= 1e4 {
+        format!("{x:.2e}")
     } else if x.abs() >= 1e-3 {
         format!("{x:.4}")
     } else {
@@ -169,6 +171,7 @@ mod tests {
         assert_eq!(t, "| a | b |\n|---|---|\n| 1 | 2 |\n");
         assert_eq!(err4(0.12345), "0.1235");
         assert_eq!(err4(0.0007), "7.00e-4");
+        assert_eq!(err4(2.5e9), "2.50e9");
         assert_eq!(sci(f64::NAN), "-");
         assert_eq!(finite(f64::INFINITY), None);
     }
