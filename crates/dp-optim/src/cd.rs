@@ -1,7 +1,8 @@
 //! Randomized proximal coordinate descent: the engine shared by DP-CD (Algorithm 1 of
 //! Mangold et al. 2022) and its non-private twin [`Cd`].
 //!
-//! One step draws `j` uniformly from `{0..p-1}` (with replacement), computes
+//! One step picks a coordinate `j` — by default uniformly from `{0..p-1}` with
+//! replacement (Algorithm 1), or in another data-independent [`CoordinateOrder`] — computes
 //! `g_j = (1/n) sum_i clip(phi'(z_i, y_i) x_ij, C_j)` from the maintained predictor
 //! `z = X w` in O(nnz of column j), perturbs it (DP-CD only), and sets
 //! `w_j <- prox_{gamma_j psi_j}(w_j - gamma_j g_j)` with `gamma_j = step_scale / M_j`.
@@ -37,6 +38,94 @@ pub enum Averaging {
     /// `T = 1`, `K = passes * p`: one average over all iterates (the convex theory,
     /// Theorem 3.3 with `T = 1`).
     Once,
+}
+
+/// The order in which coordinate descent visits coordinates.
+///
+/// Every order is chosen **independently of the data** (a fixed sweep, or a function of
+/// the coordinate-selection random stream only, which is separate from the noise
+/// stream), so DP-CD's privacy analysis — `T*K` adaptively composed Gaussian releases,
+/// release `k` of coordinate `j_k` with sensitivity `2 C_{j_k} / n` and noise
+/// `s * 2 C_{j_k} / n` — holds unchanged for each of them (see [`crate::DpCd::fit`]).
+///
+/// The *utility* theory of Mangold et al. (2022, Theorems 3.2–3.3) assumes uniform
+/// sampling with replacement ([`CoordinateOrder::Uniform`], the default and Algorithm 1
+/// as printed); the other orders carry no utility guarantee from that paper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum CoordinateOrder {
+    /// `j` drawn uniformly from `{0..p-1}` with replacement at every step (Algorithm 1).
+    #[default]
+    Uniform,
+    /// Cyclic sweep `0, 1, ..., p-1, 0, 1, ...` (no randomness drawn).
+    Cyclic,
+    /// A fresh uniformly random permutation of `{0..p-1}` for each pass of `p` steps
+    /// (random reshuffling; Fisher–Yates on the selection stream).
+    Permutation,
+}
+
+impl CoordinateOrder {
+    /// Short name used in reports: "uniform", "cyclic" or "permutation".
+    pub fn name(&self) -> &'static str {
+        match self {
+            CoordinateOrder::Uniform => "uniform",
+            CoordinateOrder::Cyclic => "cyclic",
+            CoordinateOrder::Permutation => "permutation",
+        }
+    }
+}
+
+/// The coordinate stream of one run: `next` returns the coordinate of the next step.
+/// Allocates once (the permutation buffer), never inside the loop.
+pub(crate) struct CoordinateSelector {
+    order: CoordinateOrder,
+    p: usize,
+    /// Position inside the current pass (`0..p`).
+    pos: usize,
+    /// The current pass's permutation ([`CoordinateOrder::Permutation`] only).
+    perm: Vec<usize>,
+}
+
+impl CoordinateSelector {
+    pub(crate) fn new(order: CoordinateOrder, p: usize) -> Self {
+        let perm = match order {
+            CoordinateOrder::Permutation => (0..p).collect(),
+            _ => Vec::new(),
+        };
+        Self {
+            order,
+            p,
+            pos: 0,
+            perm,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn next<R: Rng + ?Sized>(&mut self, rng: &mut R) -> usize {
+        match self.order {
+            CoordinateOrder::Uniform => rng.random_range(0..self.p),
+            CoordinateOrder::Cyclic => {
+                let j = self.pos;
+                self.pos = if j + 1 == self.p { 0 } else { j + 1 };
+                j
+            }
+            CoordinateOrder::Permutation => {
+                if self.pos == 0 {
+                    // Fisher–Yates: a uniform permutation from the selection stream.
+                    for i in (1..self.p).rev() {
+                        let k = rng.random_range(0..=i);
+                        self.perm.swap(i, k);
+                    }
+                }
+                let j = self.perm[self.pos];
+                self.pos = if self.pos + 1 == self.p {
+                    0
+                } else {
+                    self.pos + 1
+                };
+                j
+            }
+        }
+    }
 }
 
 /// The loop structure: `outer` epochs of `inner` coordinate steps.
@@ -104,6 +193,7 @@ pub(crate) struct CdProblem<'a, D, L: ?Sized, P: ?Sized> {
 pub(crate) fn run_cd<D, L, P, C, N, R>(
     prob: &CdProblem<'_, D, L, P>,
     schedule: Schedule,
+    order: CoordinateOrder,
     clip: &C,
     noise: &mut N,
     coord_rng: &mut R,
@@ -121,6 +211,7 @@ where
     let p = w.len();
     let inv_n = 1.0 / prob.y.len() as f64;
     let mut zero_steps = 0u64;
+    let mut selector = CoordinateSelector::new(order, p);
     // Lazy averaging state (spec 2.6): acc_j = sum of theta_j^k over the k already
     // passed, last_j = first index k whose value is the current w_j.
     let (mut acc, mut last) = if schedule.averaged {
@@ -134,7 +225,7 @@ where
             last.iter_mut().for_each(|l| *l = 1);
         }
         for k in 0..schedule.inner {
-            let j = coord_rng.random_range(0..p);
+            let j = selector.next(coord_rng);
             let g = prob
                 .x
                 .col_grad_sum(j, prob.loss, z, prob.y, clip.for_coord(j))
@@ -250,8 +341,8 @@ pub enum CdSmoothness {
 
 /// Builder of non-private randomized proximal coordinate descent, DP-CD's twin.
 ///
-/// Same loops, same step sizes `gamma_j = step_scale / M_j`, same coordinate stream as
-/// [`crate::DpCd`]; no clipping and no noise.
+/// Same loops, same step sizes `gamma_j = step_scale / M_j`, same coordinate order and
+/// coordinate stream as [`crate::DpCd`]; no clipping and no noise.
 #[derive(Debug, Clone)]
 pub struct CdParams<L, P> {
     loss: L,
@@ -259,6 +350,7 @@ pub struct CdParams<L, P> {
     passes: Option<u64>,
     step_scale: f64,
     averaging: Averaging,
+    order: CoordinateOrder,
     smoothness: CdSmoothness,
     w0: Option<Vec<f64>>,
 }
@@ -273,6 +365,7 @@ impl<L: Loss, P: Penalty> CdParams<L, P> {
             passes: None,
             step_scale: 1.0,
             averaging: Averaging::LastIterate,
+            order: CoordinateOrder::Uniform,
             smoothness: CdSmoothness::FromData,
             w0: None,
         }
@@ -290,6 +383,11 @@ impl<L: Loss, P: Penalty> CdParams<L, P> {
     /// Averaging mode.
     pub fn averaging(mut self, averaging: Averaging) -> Self {
         self.averaging = averaging;
+        self
+    }
+    /// Coordinate order (default [`CoordinateOrder::Uniform`]).
+    pub fn coordinate_order(mut self, order: CoordinateOrder) -> Self {
+        self.order = order;
         self
     }
     /// Coordinate smoothness constants.
@@ -315,6 +413,7 @@ impl<L: Loss, P: Penalty> CdParams<L, P> {
             passes,
             step_scale: self.step_scale,
             averaging: self.averaging,
+            order: self.order,
             smoothness: self.smoothness,
             w0: self.w0,
         })
@@ -330,6 +429,7 @@ pub struct Cd<L, P> {
     passes: u64,
     step_scale: f64,
     averaging: Averaging,
+    order: CoordinateOrder,
     smoothness: CdSmoothness,
     w0: Option<Vec<f64>>,
 }
@@ -377,6 +477,7 @@ impl<L: Loss, P: Penalty> Cd<L, P> {
         let zero_steps = run_cd(
             &prob,
             schedule,
+            self.order,
             &NoClip,
             &mut NoNoise,
             &mut streams.coordinates,

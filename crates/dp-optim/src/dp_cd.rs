@@ -6,7 +6,9 @@
 //! thresholds, sensitivities and noise), charges it to a ledger and spends exactly it.
 //! See `docs/privacy/dp-cd.md` for the derivation.
 
-use crate::cd::{check_problem, check_smoothness, run_cd, Averaging, CdProblem, Schedule};
+use crate::cd::{
+    check_problem, check_smoothness, run_cd, Averaging, CdProblem, CoordinateOrder, Schedule,
+};
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::{objective_from_predictor, ColumnKernels, NoNoise, PerCoordinate};
 use crate::privacy::{Accounting, Adjacency, CoordGaussian, Guarantee, PrivacyReport, SolverPlan};
@@ -83,6 +85,7 @@ pub struct DpCdParams<L, P> {
     clip: Option<f64>,
     accounting: Accounting,
     averaging: Averaging,
+    order: CoordinateOrder,
     smoothness: Smoothness,
     allow_non_private: bool,
     w0: Option<Vec<f64>>,
@@ -104,6 +107,7 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             clip: None,
             accounting: Accounting::Paper,
             averaging: Averaging::LastIterate,
+            order: CoordinateOrder::Uniform,
             smoothness: Smoothness::FromData,
             allow_non_private: false,
             w0: None,
@@ -143,6 +147,20 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
     /// Averaging mode (default: last iterate, `K = 1`).
     pub fn averaging(mut self, averaging: Averaging) -> Self {
         self.averaging = averaging;
+        self
+    }
+    /// Coordinate order (default [`CoordinateOrder::Uniform`], Algorithm 1 as printed).
+    ///
+    /// # Privacy
+    ///
+    /// Every order is independent of the data (a fixed sweep, or drawn from the
+    /// coordinate-selection stream, which is separate from the noise stream), so the
+    /// guarantee of [`DpCd::fit`] holds unchanged: the same `T*K` Gaussian releases of
+    /// sensitivity `2 C_j / n` compose the same way whichever coordinate each one
+    /// touches. The paper's *utility* bounds (Theorems 3.2–3.3) assume
+    /// [`CoordinateOrder::Uniform`]; cyclic and permutation orders have none from it.
+    pub fn coordinate_order(mut self, order: CoordinateOrder) -> Self {
+        self.order = order;
         self
     }
     /// Source of the coordinate smoothness constants.
@@ -206,6 +224,7 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             clip,
             accounting: self.accounting,
             averaging: self.averaging,
+            order: self.order,
             smoothness: self.smoothness,
             allow_non_private: self.allow_non_private,
             w0: self.w0,
@@ -225,6 +244,7 @@ pub struct DpCd<L, P> {
     clip: f64,
     accounting: Accounting,
     averaging: Averaging,
+    order: CoordinateOrder,
     smoothness: Smoothness,
     allow_non_private: bool,
     w0: Option<Vec<f64>>,
@@ -245,6 +265,9 @@ pub struct DpCdPlan {
     pub delta: f64,
     /// Loop structure (`T`, `K`).
     pub schedule: Schedule,
+    /// Coordinate order (data-independent; absent in older reports = uniform).
+    #[serde(default)]
+    pub coordinate_order: CoordinateOrder,
     /// Number of Gaussian coordinate releases, `T * K`.
     pub releases: u64,
     /// Noise multiplier `s` (noise std of release `j` = `s * 2 C_j / n`).
@@ -291,7 +314,9 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
     /// report's [`Guarantee`].
     ///
     /// *Proof sketch* (`docs/privacy/dp-cd.md`): step `k` picks `j` independently of the
-    /// data and releases `g_j = (1/n) sum_i clip(grad_j loss(theta; d_i), C_j) + N(0,
+    /// data (uniformly, cyclically or by a per-pass permutation, see
+    /// [`CoordinateOrder`]; the order only decides which coordinate each release
+    /// touches, not how many releases there are or their sensitivities) and releases `g_j = (1/n) sum_i clip(grad_j loss(theta; d_i), C_j) + N(0,
     /// sigma_j^2)`. Each clipped term lies in `[-C_j, C_j]`, so replacing one record moves
     /// `g_j` by at most `2 C_j / n` (paper Sec. 5.1, Lemma A.2); with
     /// `sigma_j = s * 2 C_j / n` every release is a Gaussian mechanism of noise multiplier
@@ -369,6 +394,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             epsilon_smoothness: eps_m,
             delta: self.delta.get(),
             schedule,
+            coordinate_order: self.order,
             releases,
             noise_multiplier: s,
             calibration,
@@ -471,6 +497,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             run_cd(
                 &prob,
                 plan.schedule,
+                self.order,
                 &clip,
                 &mut noise,
                 &mut streams.coordinates,
@@ -481,6 +508,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             run_cd(
                 &prob,
                 plan.schedule,
+                self.order,
                 &clip,
                 &mut NoNoise,
                 &mut streams.coordinates,

@@ -10,7 +10,7 @@ pub mod privacy;
 pub mod report;
 pub mod sgd;
 
-pub use cd::{Averaging, Cd, CdParams, CdSmoothness, Schedule};
+pub use cd::{Averaging, Cd, CdParams, CdSmoothness, CoordinateOrder, Schedule};
 pub use dp_cd::{DpCd, DpCdParams, DpCdPlan, Smoothness};
 pub use dp_sgd::{DpSgd, DpSgdParams, DpSgdPlan};
 pub use error::{OptimError, Result};

@@ -1,7 +1,7 @@
 //! Crate-internal tests: twins, lazy averaging, sensitivity, sampling.
 #![allow(clippy::needless_range_loop)]
 
-use crate::cd::{run_cd, Averaging, CdProblem, Schedule};
+use crate::cd::{run_cd, Averaging, CdProblem, CoordinateOrder, CoordinateSelector, Schedule};
 use crate::kernel::{Clamp, ColumnKernels, NoClip, NoNoise};
 use crate::report::{Streams, Switches};
 use crate::*;
@@ -40,7 +40,16 @@ pub(crate) fn classification(n: usize, p: usize, seed: u64) -> Dataset<DenseDesi
 
 #[test]
 fn dp_cd_without_noise_and_clipping_is_cd_bit_for_bit() {
-    for averaging in [Averaging::LastIterate, Averaging::Every(7), Averaging::Once] {
+    let orders = [
+        CoordinateOrder::Uniform,
+        CoordinateOrder::Cyclic,
+        CoordinateOrder::Permutation,
+    ];
+    let averagings = [Averaging::LastIterate, Averaging::Every(7), Averaging::Once];
+    for (order, averaging) in orders
+        .iter()
+        .flat_map(|&o| averagings.iter().map(move |&a| (o, a)))
+    {
         let data = regression(60, 4, 1);
         let dp = DpCdParams::new(Squared::full(), L1::new(0.05).unwrap())
             .epsilon(1.0)
@@ -49,6 +58,7 @@ fn dp_cd_without_noise_and_clipping_is_cd_bit_for_bit() {
             .step_scale(0.7)
             .clip(0.5)
             .averaging(averaging)
+            .coordinate_order(order)
             .allow_non_private_constants(true)
             .build()
             .unwrap();
@@ -59,13 +69,25 @@ fn dp_cd_without_noise_and_clipping_is_cd_bit_for_bit() {
             .passes(5)
             .step_scale(0.7)
             .averaging(averaging)
+            .coordinate_order(order)
             .build()
             .unwrap()
             .fit_seeded(&data, 9)
             .unwrap();
         let a: Vec<u64> = private.coefficients.iter().map(|v| v.to_bits()).collect();
         let b: Vec<u64> = twin.coefficients.iter().map(|v| v.to_bits()).collect();
-        assert_eq!(a, b, "{averaging:?}");
+        assert_eq!(a, b, "{order:?} {averaging:?}");
+        // The order matters (so the twin comparison above can fail on a wrong order).
+        if order != CoordinateOrder::Uniform && averaging == Averaging::LastIterate {
+            let uniform_twin = CdParams::new(Squared::full(), L1::new(0.05).unwrap())
+                .passes(5)
+                .step_scale(0.7)
+                .build()
+                .unwrap()
+                .fit_seeded(&data, 9)
+                .unwrap();
+            assert_ne!(uniform_twin.coefficients, twin.coefficients, "{order:?}");
+        }
         assert_eq!(private.iterations, twin.iterations);
         // And the private run with its noise on is different (the test can fail).
         let noisy = dp.fit_seeded(&data, 9).unwrap();
@@ -147,6 +169,7 @@ fn lazy_averaging_equals_naive_averaging() {
     run_cd(
         &prob,
         schedule,
+        CoordinateOrder::Uniform,
         &NoClip,
         &mut NoNoise,
         &mut rng,
@@ -353,5 +376,85 @@ fn dense_and_sparse_dp_cd_agree() {
     let b = dp.fit_seeded(&sparse, 3).unwrap().coefficients;
     for (u, v) in a.iter().zip(&b) {
         assert!((u - v).abs() < 1e-9 * (1.0 + u.abs()), "{u} vs {v}");
+    }
+}
+
+#[test]
+fn coordinate_orders_visit_what_they_promise() {
+    let p = 7;
+    // Cyclic: 0..p-1 repeated, no randomness drawn.
+    let mut rng = ChaCha20Rng::seed_from_u64(3);
+    let mut sel = CoordinateSelector::new(CoordinateOrder::Cyclic, p);
+    let seq: Vec<usize> = (0..3 * p).map(|_| sel.next(&mut rng)).collect();
+    let expected: Vec<usize> = (0..3 * p).map(|k| k % p).collect();
+    assert_eq!(seq, expected);
+    assert_eq!(
+        rng.random::<u64>(),
+        ChaCha20Rng::seed_from_u64(3).random::<u64>()
+    );
+    // Permutation: every pass of p steps visits each coordinate exactly once, and the
+    // passes are not all in the same order.
+    let mut sel = CoordinateSelector::new(CoordinateOrder::Permutation, p);
+    let passes: Vec<Vec<usize>> = (0..20)
+        .map(|_| (0..p).map(|_| sel.next(&mut rng)).collect())
+        .collect();
+    for pass in &passes {
+        let mut sorted = pass.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..p).collect::<Vec<_>>());
+    }
+    assert!(passes.iter().any(|q| q != &passes[0]));
+    // Permutation is roughly uniform: position 0 holds each coordinate ~1/p of the time.
+    let mut first = vec![0usize; p];
+    let trials = 7000;
+    for _ in 0..trials {
+        first[sel.next(&mut rng)] += 1;
+        for _ in 1..p {
+            sel.next(&mut rng);
+        }
+    }
+    for &c in &first {
+        // Binomial(7000, 1/7): mean 1000, sd ~29; 6 sd.
+        assert!((c as i64 - 1000).abs() < 175, "{first:?}");
+    }
+    // Uniform: exactly the `random_range(0..p)` stream of Algorithm 1.
+    let mut a = ChaCha20Rng::seed_from_u64(8);
+    let mut b = ChaCha20Rng::seed_from_u64(8);
+    let mut sel = CoordinateSelector::new(CoordinateOrder::Uniform, p);
+    for _ in 0..50 {
+        assert_eq!(sel.next(&mut a), b.random_range(0..p));
+    }
+}
+
+#[test]
+fn dp_cd_plan_does_not_depend_on_the_coordinate_order() {
+    let data = regression(50, 3, 2);
+    let fit = |order| {
+        DpCdParams::new(Squared::full(), L1::new(0.05).unwrap())
+            .epsilon(1.0)
+            .delta(1e-5)
+            .passes(4)
+            .clip(0.5)
+            .coordinate_order(order)
+            .allow_non_private_constants(true)
+            .build()
+            .unwrap()
+            .fit_seeded(&data, 1)
+            .unwrap()
+    };
+    let plan = |r: &FitReport| match &r.privacy.as_ref().unwrap().plan {
+        SolverPlan::DpCd(p) => p.clone(),
+        _ => panic!("not a DP-CD plan"),
+    };
+    let u = plan(&fit(CoordinateOrder::Uniform));
+    for order in [CoordinateOrder::Cyclic, CoordinateOrder::Permutation] {
+        let r = fit(order);
+        let o = plan(&r);
+        assert_eq!(o.coordinate_order, order);
+        assert_eq!(o.releases, u.releases);
+        assert_eq!(o.noise_multiplier.to_bits(), u.noise_multiplier.to_bits());
+        assert_eq!(o.noise_std, u.noise_std);
+        assert_eq!(o.sensitivities, u.sensitivities);
+        assert!(r.privacy.unwrap().guarantee.epsilon <= 1.0);
     }
 }
