@@ -82,6 +82,7 @@ fn smoke_profile_writes_consistent_outputs() {
             .unwrap();
         let alg = match r.algorithm.as_str() {
             "dp-cd" => Some(Algorithm::DpCd),
+            "dp-cd-cyclic" => Some(Algorithm::DpCdCyclic),
             "dp-sgd" => Some(Algorithm::DpSgd),
             _ => None,
         };
@@ -98,6 +99,7 @@ fn smoke_profile_writes_consistent_outputs() {
         "california-std",
         "sparse-lasso",
         "dp-sgd",
+        "dp-cd-cyclic",
     ] {
         assert!(report.contains(needle), "report misses {needle}");
     }

@@ -9,7 +9,9 @@ use dp_models::{Dataset, DenseDesign, Logistic, Loss, Penalty, Squared, L1, L2};
 use super::{Accounting, Algorithm, Model, Problem, ProblemName};
 use dp_models::constants::{coordinate_smoothness, global_smoothness, Tagged};
 use dp_models::Design;
-use dp_optim::{Averaging, CdParams, DpCdParams, DpSgdParams, GlobalSmoothness, Smoothness};
+use dp_optim::{
+    Averaging, CdParams, CoordinateOrder, DpCdParams, DpSgdParams, GlobalSmoothness, Smoothness,
+};
 
 use crate::runner::{FitFn, Hyper, RunOutput};
 
@@ -119,25 +121,33 @@ where
     let eps = p.name.epsilon();
     let delta = p.delta();
     match alg {
-        Algorithm::DpCd | Algorithm::DpCdP => Box::new(move |h: &Hyper, seed: u64| {
-            let smoothness = if alg == Algorithm::DpCdP {
-                Smoothness::private(c.feature_bounds.clone())
-            } else {
-                Smoothness::Given(c.m.clone())
-            };
-            let solver = DpCdParams::new(loss.clone(), pen.clone())
-                .epsilon(eps)
-                .delta(delta)
-                .passes(h.budget)
-                .step_scale(h.step)
-                .clip(h.clip)
-                .accounting(accounting(acc))
-                .averaging(Averaging::LastIterate)
-                .smoothness(smoothness)
-                .allow_non_private_constants(true)
-                .build()?;
-            Ok(report_output(solver.fit_seeded(&p.data, seed)?))
-        }),
+        Algorithm::DpCd | Algorithm::DpCdCyclic | Algorithm::DpCdP => {
+            Box::new(move |h: &Hyper, seed: u64| {
+                let smoothness = if alg == Algorithm::DpCdP {
+                    Smoothness::private(c.feature_bounds.clone())
+                } else {
+                    Smoothness::Given(c.m.clone())
+                };
+                let order = if alg == Algorithm::DpCdCyclic {
+                    CoordinateOrder::Cyclic
+                } else {
+                    CoordinateOrder::Uniform
+                };
+                let solver = DpCdParams::new(loss.clone(), pen.clone())
+                    .epsilon(eps)
+                    .delta(delta)
+                    .passes(h.budget)
+                    .step_scale(h.step)
+                    .clip(h.clip)
+                    .accounting(accounting(acc))
+                    .averaging(Averaging::LastIterate)
+                    .coordinate_order(order)
+                    .smoothness(smoothness)
+                    .allow_non_private_constants(true)
+                    .build()?;
+                Ok(report_output(solver.fit_seeded(&p.data, seed)?))
+            })
+        }
         Algorithm::Cd => Box::new(move |h: &Hyper, seed: u64| {
             let solver = CdParams::new(loss.clone(), pen.clone())
                 .passes(h.budget)
