@@ -22,22 +22,10 @@
 //! e.g. replace-one or add/remove-one) of the norm of the change of the query.
 
 use crate::error::{AccountingError, Result};
-use crate::params::{NoiseMultiplier, Norm, Sensitivity};
+use crate::params::{finite_positive, NoiseMultiplier, Norm, Sensitivity};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
-
-fn check_positive(name: &'static str, value: f64) -> Result<f64> {
-    if value.is_finite() && value > 0.0 {
-        Ok(value)
-    } else {
-        Err(AccountingError::InvalidParameter {
-            name,
-            value,
-            expected: "must be finite and > 0",
-        })
-    }
-}
 
 fn check_order(order: f64) -> Result<f64> {
     if order.is_finite() && order > 1.0 {
@@ -76,7 +64,7 @@ pub struct Gaussian {
 impl Gaussian {
     /// A Gaussian sampler with the given standard deviation (finite, > 0).
     pub fn new(std_dev: f64) -> Result<Gaussian> {
-        check_positive("Gaussian standard deviation", std_dev).map(|std_dev| Gaussian { std_dev })
+        finite_positive("Gaussian standard deviation", std_dev).map(|std_dev| Gaussian { std_dev })
     }
 
     /// The Gaussian mechanism for a query of the given sensitivity at noise multiplier
@@ -135,7 +123,7 @@ pub struct Laplace {
 impl Laplace {
     /// A Laplace sampler with scale `b` (finite, > 0).
     pub fn new(scale: f64) -> Result<Laplace> {
-        check_positive("Laplace scale", scale).map(|scale| Laplace { scale })
+        finite_positive("Laplace scale", scale).map(|scale| Laplace { scale })
     }
 
     /// The scale `b`.
@@ -202,7 +190,8 @@ pub struct ReportNoisyMax {
 impl ReportNoisyMax {
     /// Report-noisy-max with the given noise distribution and scale `b` (finite, > 0).
     pub fn new(noise: RnmNoise, scale: f64) -> Result<Self> {
-        check_positive("report-noisy-max scale", scale).map(|scale| ReportNoisyMax { noise, scale })
+        finite_positive("report-noisy-max scale", scale)
+            .map(|scale| ReportNoisyMax { noise, scale })
     }
 
     /// The noise distribution.
@@ -318,7 +307,7 @@ pub fn laplace_epsilon(sensitivity: Sensitivity, scale: f64) -> Result<f64> {
             expected: "the Laplace mechanism needs an L1 sensitivity (construct it with Norm::L1)",
         });
     }
-    let b = check_positive("Laplace scale", scale)?;
+    let b = finite_positive("Laplace scale", scale)?;
     Ok(crate::num::round_up(sensitivity.get() / b))
 }
 
@@ -332,7 +321,7 @@ pub fn laplace_epsilon(sensitivity: Sensitivity, scale: f64) -> Result<f64> {
 /// epsilon `1/ratio`.
 pub fn laplace_rdp(order: f64, ratio: f64) -> Result<f64> {
     let a = check_order(order)?;
-    let r = check_positive("Laplace scale / sensitivity", ratio)?;
+    let r = finite_positive("Laplace scale / sensitivity", ratio)?;
     let u = a - 1.0;
     let v = if u < 0.5 {
         // near alpha = 1 the log is a small difference: write it as
@@ -362,7 +351,7 @@ pub fn laplace_rdp(order: f64, ratio: f64) -> Result<f64> {
 /// `b = (alpha - 1) eps` (in log space when large): no cancellation at small eps.
 pub fn pure_dp_rdp(order: f64, eps: f64) -> Result<f64> {
     let a = check_order(order)?;
-    let e = check_positive("epsilon", eps)?;
+    let e = finite_positive("epsilon", eps)?;
     Ok(crate::num::round_up(pure_dp_rdp_unchecked(a, e)))
 }
 
@@ -378,7 +367,7 @@ pub(crate) fn pure_dp_rdp_unchecked(a: f64, e: f64) -> f64 {
 /// of per-score sensitivity `Delta`: `Delta / b` if `monotone`, else `2 Delta / b`.
 /// See [`ReportNoisyMax`] for the precondition and citations.
 pub fn rnm_epsilon(sensitivity: Sensitivity, scale: f64, monotone: bool) -> Result<f64> {
-    let b = check_positive("report-noisy-max scale", scale)?;
+    let b = finite_positive("report-noisy-max scale", scale)?;
     let factor = if monotone { 1.0 } else { 2.0 };
     Ok(crate::num::round_up(factor * sensitivity.get() / b))
 }

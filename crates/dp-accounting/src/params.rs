@@ -7,7 +7,8 @@
 use crate::error::{AccountingError, Result};
 use serde::{Deserialize, Serialize};
 
-fn finite_positive(name: &'static str, value: f64) -> Result<f64> {
+/// Checks that `value` is finite and > 0, naming the parameter in the error.
+pub(crate) fn finite_positive(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
     } else {

@@ -61,6 +61,7 @@
 //! several orders smaller), not a proof.
 
 use crate::error::{AccountingError, Result};
+use crate::params::finite_positive;
 use serde::{Deserialize, Serialize};
 use statrs::function::erf::erfc;
 
@@ -965,28 +966,20 @@ fn invalid(name: &'static str, value: f64, expected: &'static str) -> Accounting
     }
 }
 
-fn check_positive(name: &'static str, v: f64) -> Result<f64> {
-    if v.is_finite() && v > 0.0 {
-        Ok(v)
-    } else {
-        Err(invalid(name, v, "must be finite and > 0"))
-    }
-}
-
 impl PldMechanism {
     /// The loss models (one per direction of the neighbouring relation) after validation.
     fn models(&self) -> Result<Vec<LossModel>> {
         match *self {
             PldMechanism::Gaussian { noise_multiplier } => {
-                let s = check_positive("noise multiplier (sigma)", noise_multiplier)?;
+                let s = finite_positive("noise multiplier (sigma)", noise_multiplier)?;
                 Ok(vec![LossModel::Gaussian {
                     mu: 0.5 / (s * s),
                     s: 1.0 / s,
                 }])
             }
             PldMechanism::Laplace { scale, sensitivity } => {
-                let b = check_positive("Laplace scale", scale)?;
-                let d = check_positive("sensitivity", sensitivity)?;
+                let b = finite_positive("Laplace scale", scale)?;
+                let d = finite_positive("sensitivity", sensitivity)?;
                 let r = b / d;
                 if !(r.is_finite() && r > 0.0) {
                     return Err(invalid(
@@ -1001,7 +994,7 @@ impl PldMechanism {
                 sampling_rate,
                 noise_multiplier,
             } => {
-                let s = check_positive("noise multiplier (sigma)", noise_multiplier)?;
+                let s = finite_positive("noise multiplier (sigma)", noise_multiplier)?;
                 if !(sampling_rate.is_finite() && sampling_rate > 0.0 && sampling_rate <= 1.0) {
                     return Err(invalid("sampling rate", sampling_rate, "must be in (0, 1]"));
                 }
@@ -1040,7 +1033,7 @@ fn check_options(opts: &PldOptions) -> Result<()> {
             expected: "must be a power of two in 2^10 ..= 2^26",
         });
     }
-    check_positive("min_grid_step", opts.min_grid_step)?;
+    finite_positive("min_grid_step", opts.min_grid_step)?;
     if !(opts.tail_mass > 0.0 && opts.tail_mass < 1e-12) {
         return Err(invalid(
             "tail_mass",

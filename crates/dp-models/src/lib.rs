@@ -16,5 +16,7 @@ pub use design::{DenseDesign, Design, SparseDesign};
 pub use error::{ModelError, Result};
 pub use loss::{Hinge, Huber, Logistic, Loss, Squared, SquaredHinge};
 pub use objective::Objective;
-pub use penalty::{BoxConstraint, ElasticNet, NoPenalty, Penalty, L1, L2};
+pub use penalty::{
+    l1_quadratic_decrease_root, BoxConstraint, ElasticNet, NoPenalty, Penalty, L1, L2,
+};
 pub use reference::{solve, CertificateKind, Certified, ReferenceOptions};

@@ -484,6 +484,26 @@ impl<L: Loss, P: Penalty> DpGcdPlan<L, P> {
         let p = x.n_features();
         data.check_labels_for(&prm.loss)?;
         prm.penalty.check_dimension(p)?;
+        // GS-q's score is only Lipschitz in floating point through the penalty's
+        // cancellation-free closed form (rules.rs, docs/privacy/dp-gcd.md); the naive
+        // evaluation's rounding near d_j = 0 exceeds the score sensitivity.
+        if prm.noise
+            && prm.rule == SelectionRule::GsQ
+            && p > 0
+            && prm
+                .penalty
+                .quadratic_decrease_root(0, 0.0, 0.0, 1.0, 1.0)
+                .is_none()
+        {
+            return Err(DpGcdError::Unsupported(format!(
+                "private GS-q with the '{}' penalty: it provides no cancellation-free \
+                 closed form of the GS-q score (Penalty::quadratic_decrease_root), and the \
+                 naive score sqrt(2 d) loses its Lipschitz bound to floating-point \
+                 cancellation near d = 0, breaking the selection's sensitivity; use GS-r, \
+                 GS-s or GS-L, or the non-private twin",
+                prm.penalty.name()
+            )));
+        }
 
         // Smoothness constants and their provenance.
         let tagged = match &prm.smoothness {

@@ -21,6 +21,12 @@
 //!   same, and `sqrt(2 d_j)` is `1/sqrt(M_j)`-Lipschitz in `h` (proof in
 //!   `docs/privacy/dp-gcd.md`: `d_j'(h) = -a*(h)` and `d_j >= M_j a*^2 / 2`), while `d_j`
 //!   itself has no bounded sensitivity. With `psi = 0` all four rules coincide.
+//!   The score is computed by [`Penalty::quadratic_decrease_root`], a cancellation-free
+//!   closed form per penalty (none, L1, L2, elastic net, box), so that it stays
+//!   Lipschitz **in floating point** up to a relative error of a few ulps of the score;
+//!   the naive evaluation of `d` is not (privacy audit, `docs/privacy/audit.md`).
+//!   Penalties without the closed form fall back to the naive evaluation, which only the
+//!   non-private twin accepts.
 
 use dp_models::Penalty;
 use serde::{Deserialize, Serialize};
@@ -69,14 +75,21 @@ pub fn score<P: Penalty + ?Sized>(
             let v = penalty.prox_1d(j, wj - h / mj, 1.0 / mj);
             sqrt_mj * (v - wj).abs()
         }
-        SelectionRule::GsQ => {
-            let a = penalty.prox_1d(j, wj - h / mj, 1.0 / mj) - wj;
-            let d =
-                -(h * a + 0.5 * mj * a * a + penalty.value_1d(j, wj + a) - penalty.value_1d(j, wj));
-            // d >= M a^2 / 2 >= 0 in exact arithmetic; clamp rounding below zero.
-            (2.0 * d.max(0.0)).sqrt()
-        }
+        SelectionRule::GsQ => penalty
+            .quadratic_decrease_root(j, h, wj, mj, sqrt_mj)
+            .unwrap_or_else(|| gs_q_naive(penalty, j, h, wj, mj)),
     }
+}
+
+/// GS-q by the naive evaluation `sqrt(2 max(d, 0))`, `d = -(h a + M a^2/2 + psi(w + a) -
+/// psi(w))` at the prox step `a`: correct in exact arithmetic, but **not** Lipschitz in
+/// floating point (near `d = 0` the rounding of `psi(w + a) - psi(w)`, about
+/// `ulp(psi(w))`, becomes `sqrt(2 ulp)` in the score). Only used for penalties without
+/// [`Penalty::quadratic_decrease_root`]; the private solver refuses GS-q for them.
+fn gs_q_naive<P: Penalty + ?Sized>(penalty: &P, j: usize, h: f64, wj: f64, mj: f64) -> f64 {
+    let a = penalty.prox_1d(j, wj - h / mj, 1.0 / mj) - wj;
+    let d = -(h * a + 0.5 * mj * a * a + penalty.value_1d(j, wj + a) - penalty.value_1d(j, wj));
+    (2.0 * d.max(0.0)).sqrt()
 }
 
 #[cfg(test)]

@@ -416,3 +416,72 @@ fn private_fits_do_not_depend_on_the_thread_count() {
         assert_eq!(bits(&a.coefficients), bits(&b.coefficients));
     }
 }
+
+/// An L1 penalty without the cancellation-free GS-q closed form (the trait default).
+#[derive(Debug)]
+struct NaiveL1(L1);
+
+impl Penalty for NaiveL1 {
+    fn name(&self) -> &'static str {
+        "naive-l1"
+    }
+    fn value_1d(&self, j: usize, wj: f64) -> f64 {
+        self.0.value_1d(j, wj)
+    }
+    fn prox_1d(&self, j: usize, v: f64, step: f64) -> f64 {
+        self.0.prox_1d(j, v, step)
+    }
+    fn subdiff_distance(&self, j: usize, wj: f64, grad_j: f64) -> f64 {
+        self.0.subdiff_distance(j, wj, grad_j)
+    }
+}
+
+/// Private GS-q needs the closed form (its naive score is not Lipschitz in floating
+/// point); other rules and the non-private twin still accept such a penalty.
+#[test]
+fn private_gs_q_refuses_a_penalty_without_closed_form() {
+    let data = regression(30, 4, 9);
+    let plan = |rule: SelectionRule| {
+        DpGcd::new(Squared::half(), NaiveL1(L1::new(0.05).unwrap()))
+            .epsilon(1.0)
+            .delta(1e-5)
+            .iterations(5)
+            .step(0.5)
+            .clip(1.0)
+            .rule(rule)
+            .allow_non_private_constants(true)
+            .build()
+            .unwrap()
+    };
+    let err = plan(SelectionRule::GsQ)
+        .fit_seeded(&data, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("GS-q") && err.contains("naive-l1"), "{err}");
+    assert!(err.contains("floating-point"), "{err}");
+    plan(SelectionRule::GsR).fit_seeded(&data, 1).unwrap();
+    let pen = NaiveL1(L1::new(0.05).unwrap());
+    let twin = greedy_cd(
+        &data,
+        &Squared::half(),
+        &pen,
+        0.0,
+        SelectionRule::GsQ,
+        0.5,
+        5,
+    )
+    .unwrap();
+    assert_eq!(twin.selected.len(), 5);
+    // And the built-in L1 (with the closed form) is accepted privately.
+    DpGcd::new(Squared::half(), L1::new(0.05).unwrap())
+        .epsilon(1.0)
+        .delta(1e-5)
+        .iterations(5)
+        .clip(1.0)
+        .rule(SelectionRule::GsQ)
+        .allow_non_private_constants(true)
+        .build()
+        .unwrap()
+        .fit_seeded(&data, 1)
+        .unwrap();
+}
