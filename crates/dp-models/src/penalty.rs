@@ -113,6 +113,19 @@ pub fn l1_quadratic_decrease_root(lambda: f64, g: f64, w: f64, m: f64, sqrt_m: f
     }
 }
 
+/// Conjugate of `u -> (l/2) u^2` at `v`: `v^2 / (2 l)` for `l > 0`; for `l = 0` the
+/// indicator of `{0}` (0 at `v = 0`, infinite elsewhere).
+#[inline]
+fn quadratic_conjugate(l: f64, v: f64) -> f64 {
+    if l > 0.0 {
+        v * v / (2.0 * l)
+    } else if v == 0.0 {
+        0.0
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// Soft-thresholding `sign(v) max(|v| - t, 0)`.
 #[inline]
 pub fn soft_threshold(v: f64, t: f64) -> f64 {
@@ -321,14 +334,7 @@ impl Penalty for L2 {
     }
     /// `((l/2) w^2)* = v^2 / (2 l)` for `l > 0`; for `l = 0` the indicator of `{0}`.
     fn conjugate_1d(&self, j: usize, v: f64) -> Option<f64> {
-        let l = self.strength(j);
-        Some(if l > 0.0 {
-            v * v / (2.0 * l)
-        } else if v == 0.0 {
-            0.0
-        } else {
-            f64::INFINITY
-        })
+        Some(quadratic_conjugate(self.strength(j), v))
     }
     fn dual_radius(&self, j: usize) -> Option<f64> {
         Some(if self.strength(j) > 0.0 {
@@ -412,14 +418,7 @@ impl Penalty for ElasticNet {
     fn conjugate_1d(&self, j: usize, v: f64) -> Option<f64> {
         let o = self.weights.get(j);
         let (a, b) = (o * self.l1, o * self.l2);
-        let e = (v.abs() - a).max(0.0);
-        Some(if b > 0.0 {
-            e * e / (2.0 * b)
-        } else if e == 0.0 {
-            0.0
-        } else {
-            f64::INFINITY
-        })
+        Some(quadratic_conjugate(b, (v.abs() - a).max(0.0)))
     }
     fn dual_radius(&self, j: usize) -> Option<f64> {
         let o = self.weights.get(j);
