@@ -49,6 +49,19 @@ pub enum Charge {
         /// Number of releases (>= 1).
         count: u64,
     },
+    /// `count` releases of the Gaussian mechanism on a batch of a fixed size drawn
+    /// without replacement (sampling fraction `gamma = batch / n`), under replace-one
+    /// neighbours; `noise_multiplier` is the noise std over the replace-one sensitivity.
+    /// Accounted by RDP only (Wang, Balle & Kasiviswanathan 2019; see
+    /// [`crate::sampled_wor`]).
+    SampledWithoutReplacementGaussian {
+        /// Sampling fraction `gamma = batch size / n`, in (0, 1].
+        sampling_rate: f64,
+        /// Noise std over the replace-one L2 sensitivity (> 0).
+        noise_multiplier: f64,
+        /// Number of releases (>= 1).
+        count: u64,
+    },
     /// `count` releases of a pure `epsilon`-DP mechanism (Laplace, report-noisy-max, ...).
     PureDp {
         /// Pure epsilon of one release (> 0).
@@ -80,6 +93,7 @@ impl Charge {
     fn count(&self) -> u64 {
         match self {
             Charge::Gaussian { count, .. }
+            | Charge::SampledWithoutReplacementGaussian { count, .. }
             | Charge::SubsampledGaussian { count, .. }
             | Charge::PureDp { count, .. }
             | Charge::ExponentialMechanism { count, .. } => *count,
@@ -89,6 +103,7 @@ impl Charge {
     fn count_mut(&mut self) -> &mut u64 {
         match self {
             Charge::Gaussian { count, .. }
+            | Charge::SampledWithoutReplacementGaussian { count, .. }
             | Charge::SubsampledGaussian { count, .. }
             | Charge::PureDp { count, .. }
             | Charge::ExponentialMechanism { count, .. } => count,
@@ -109,6 +124,11 @@ impl Charge {
                 noise_multiplier, ..
             } => pos("noise multiplier", *noise_multiplier)?,
             Charge::SubsampledGaussian {
+                sampling_rate,
+                noise_multiplier,
+                ..
+            }
+            | Charge::SampledWithoutReplacementGaussian {
                 sampling_rate,
                 noise_multiplier,
                 ..
@@ -148,6 +168,11 @@ impl Charge {
                 noise_multiplier: z,
                 ..
             } => a / (2.0 * z * z),
+            Charge::SampledWithoutReplacementGaussian {
+                sampling_rate,
+                noise_multiplier,
+                ..
+            } => crate::sampled_wor::rdp_unchecked(*sampling_rate, *noise_multiplier, a),
             Charge::SubsampledGaussian {
                 sampling_rate,
                 noise_multiplier,
@@ -287,7 +312,10 @@ impl Ledger {
                         } => 1.0 / (2.0 * z * z),
                         Charge::PureDp { epsilon: e, .. } => e * e / 2.0,
                         Charge::ExponentialMechanism { epsilon: e, .. } => e * e / 8.0,
-                        Charge::SubsampledGaussian { .. } => return Err(refused("Zcdp")),
+                        Charge::SubsampledGaussian { .. }
+                        | Charge::SampledWithoutReplacementGaussian { .. } => {
+                            return Err(refused("Zcdp"))
+                        }
                     };
                 }
                 let r = linear_curve_epsilon(rho, log_delta, RdpConversion::Improved);
@@ -306,7 +334,10 @@ impl Ledger {
                         } => mu2 += n / (z * z),
                         Charge::PureDp { epsilon: e, .. }
                         | Charge::ExponentialMechanism { epsilon: e, .. } => pure += n * e,
-                        Charge::SubsampledGaussian { .. } => return Err(refused("Gdp")),
+                        Charge::SubsampledGaussian { .. }
+                        | Charge::SampledWithoutReplacementGaussian { .. } => {
+                            return Err(refused("Gdp"))
+                        }
                     }
                 }
                 let g = if mu2 > 0.0 {
@@ -316,7 +347,18 @@ impl Ledger {
                 };
                 Ok(round_up(g + pure))
             }
-            Accountant::Pld => self.pld_guarantee(delta),
+            // Both are valid bounds on the same releases: report the smaller (the PLD
+            // upper bound loosens over very long compositions).
+            Accountant::Pld => {
+                let pld = self.pld_guarantee(delta);
+                let rdp = self.guarantee(delta, Accountant::Rdp(RdpConversion::Improved));
+                match (pld, rdp) {
+                    (Ok(a), Ok(b)) => Ok(a.min(b)),
+                    (Ok(a), Err(_)) => Ok(a),
+                    (Err(_), Ok(b)) => Ok(b),
+                    (Err(e), Err(_)) => Err(e),
+                }
+            }
         }
     }
 
@@ -352,6 +394,7 @@ impl Ledger {
                 } => inv_z2 += n as f64 / (z * z),
                 Charge::PureDp { epsilon: e, .. }
                 | Charge::ExponentialMechanism { epsilon: e, .. } => pure += n as f64 * e,
+                Charge::SampledWithoutReplacementGaussian { .. } => return Err(refused("Pld")),
                 Charge::SubsampledGaussian {
                     sampling_rate: q,
                     noise_multiplier: z,
@@ -391,8 +434,35 @@ impl Ledger {
 
     fn rdp_guarantee(&self, delta: Delta, conv: RdpConversion, grid: &OrderGrid) -> Result<f64> {
         let entries = &self.entries;
+        // Curves that are costly to set up are built once, not at every order.
+        let wor: Vec<Option<crate::sampled_wor::SampledWorCurve>> = entries
+            .iter()
+            .map(|c| match c {
+                Charge::SampledWithoutReplacementGaussian {
+                    sampling_rate,
+                    noise_multiplier,
+                    ..
+                } => Some(crate::sampled_wor::SampledWorCurve::new(
+                    *sampling_rate,
+                    *noise_multiplier,
+                )),
+                _ => None,
+            })
+            .collect();
         let r = epsilon_from_curve(
-            |a| entries.iter().map(|c| c.count() as f64 * c.rdp(a)).sum(),
+            |a| {
+                entries
+                    .iter()
+                    .zip(&wor)
+                    .map(|(c, w)| {
+                        c.count() as f64
+                            * match w {
+                                Some(curve) => curve.rdp(a),
+                                None => c.rdp(a),
+                            }
+                    })
+                    .sum()
+            },
             delta,
             conv,
             grid,
@@ -403,7 +473,8 @@ impl Ledger {
 
 fn refused(acc: &str) -> AccountingError {
     AccountingError::Unreachable(format!(
-        "the {acc} accountant does not bound subsampled-Gaussian charges; use Rdp (or Pld)"
+        "the {acc} accountant does not bound subsampled-Gaussian charges (Poisson or \
+         without replacement); use Rdp (or, for Poisson sampling, Pld)"
     ))
 }
 
