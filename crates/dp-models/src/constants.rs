@@ -84,7 +84,8 @@ impl<T> Tagged<T> {
             Err(ModelError::NonPrivateConstant(
                 "the constant was computed from the data without privacy; estimate it \
                  privately (private_coordinate_smoothness), derive it from public bounds, \
-                 or opt in explicitly with allow_non_private = true"
+                 or opt in explicitly, e.g. `.allow_non_private_constants(true)` on a \
+                 dp-optim solver's builder (the guarantee then does not cover it)"
                     .into(),
             ))
         }

@@ -39,6 +39,11 @@ impl<D: Design> Dataset<D> {
     pub fn x(&self) -> &D {
         &self.x
     }
+    /// The design, mutably, for in-place maps that keep its shape and finiteness
+    /// (e.g. [`crate::preprocess::clip_to_bound`]).
+    pub(crate) fn x_mut(&mut self) -> &mut D {
+        &mut self.x
+    }
     /// The labels.
     pub fn y(&self) -> &[f64] {
         &self.y

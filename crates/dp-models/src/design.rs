@@ -117,6 +117,37 @@ pub trait Design: Send + Sync {
     }
 }
 
+/// Designs whose stored values can be clipped in place: every stored value `v` becomes
+/// `v.clamp(-bound, bound)`, in both layouts. The shape and the sparsity pattern are
+/// kept (a non-zero value stays non-zero since `bound > 0`).
+///
+/// ```
+/// use dp_models::{ClipValues, DenseDesign, Design};
+/// let mut x = DenseDesign::from_row_major(2, 2, &[0.5, -3.0, 2.0, 1.0])?;
+/// assert_eq!(x.clip_values(1.0)?, 2);
+/// assert_eq!(x.row(0), &[0.5, -1.0]);
+/// assert_eq!(x.col(0), &[0.5, 1.0]);
+/// # Ok::<(), dp_models::ModelError>(())
+/// ```
+pub trait ClipValues: Design {
+    /// Clips every stored value to `[-bound, bound]` and returns how many values
+    /// changed (each counted once). `bound` must be finite and > 0; otherwise nothing
+    /// changes and the error names the value.
+    fn clip_values(&mut self, bound: f64) -> Result<usize>;
+}
+
+/// Clips `values` in place, returning how many changed.
+fn clip_slice(values: &mut [f64], bound: f64) -> usize {
+    let mut changed = 0;
+    for v in values {
+        if v.abs() > bound {
+            *v = v.clamp(-bound, bound);
+            changed += 1;
+        }
+    }
+    changed
+}
+
 fn check_finite_col_major(values: &[f64], n: usize) -> Result<()> {
     if let Some(pos) = values.iter().position(|v| !v.is_finite()) {
         return Err(ModelError::NonFinite {
@@ -298,6 +329,16 @@ impl Design for DenseDesign {
     }
 }
 
+impl ClipValues for DenseDesign {
+    fn clip_values(&mut self, bound: f64) -> Result<usize> {
+        crate::error::positive("bound", bound)?;
+        let changed = clip_slice(self.cols.as_mut_slice(), bound);
+        let again = clip_slice(&mut self.rows, bound);
+        debug_assert_eq!(changed, again, "the two layouts hold the same values");
+        Ok(changed)
+    }
+}
+
 /// Dot product with four independent accumulators (lets the compiler vectorise).
 #[inline]
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -365,6 +406,17 @@ impl SparseDesign {
                 Some(last) if last.0 == i && last.1 == j => last.2 += v,
                 _ => merged.push((i, j, v)),
             }
+        }
+        // Validate after summation: duplicates of finite values can overflow (two
+        // f64::MAX at one position are +inf), and a non-finite entry must never reach a
+        // solver (DP-SGD's clipped row update would turn it into NaN on one neighbour
+        // only).
+        if let Some(&(i, j, v)) = merged.iter().find(|t| !t.2.is_finite()) {
+            return Err(ModelError::NonFinite {
+                what: "design (after summing duplicate triplets)",
+                location: format!("row {i}, column {j}"),
+                value: v,
+            });
         }
         merged.retain(|t| t.2 != 0.0);
 
@@ -464,6 +516,16 @@ impl Design for SparseDesign {
     }
 }
 
+impl ClipValues for SparseDesign {
+    fn clip_values(&mut self, bound: f64) -> Result<usize> {
+        crate::error::positive("bound", bound)?;
+        let changed = clip_slice(&mut self.col_val, bound);
+        let again = clip_slice(&mut self.row_val, bound);
+        debug_assert_eq!(changed, again, "the two layouts hold the same values");
+        Ok(changed)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -516,5 +578,26 @@ mod tests {
         let e = DenseDesign::from_row_major(2, 2, &[1.0, f64::NAN, 3.0, 4.0]).unwrap_err();
         assert!(e.to_string().contains("row 0, column 1"), "{e}");
         assert!(SparseDesign::from_triplets(2, 2, &[(2, 0, 1.0)]).is_err());
+    }
+
+    #[test]
+    fn clipping_updates_both_layouts_and_counts() {
+        let mut d = small(); // [[1, 0], [2, -3], [0, 4]]
+        let mut s = SparseDesign::from_dense(&d);
+        assert_eq!(d.clip_values(1.5).unwrap(), 3);
+        assert_eq!(d.row(1), &[1.5, -1.5]);
+        assert_eq!(d.col(1), &[0.0, -1.5, 1.5]);
+        assert_eq!(s.clip_values(1.5).unwrap(), 3);
+        assert_eq!(s.nnz(), 4);
+        assert_eq!(s.row(1), (&[0usize, 1][..], &[1.5, -1.5][..]));
+        assert_eq!(s.col(1), (&[1usize, 2][..], &[-1.5, 1.5][..]));
+        // Values at the bound are not counted; a second pass changes nothing.
+        assert_eq!(d.clip_values(1.5).unwrap(), 0);
+        assert_eq!(s.clip_values(1.5).unwrap(), 0);
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = d.clip_values(bad).unwrap_err();
+            assert!(e.to_string().contains("bound"), "{e}");
+        }
+        assert_eq!(d.row(1), &[1.5, -1.5]);
     }
 }

@@ -46,6 +46,15 @@ pub enum ModelError {
     /// An error from the privacy accounting layer.
     #[error(transparent)]
     Accounting(#[from] dp_accounting::AccountingError),
+    /// A data file could not be read or parsed (see [`crate::io`]).
+    #[error(transparent)]
+    Load(Box<crate::io::LoadError>),
+}
+
+impl From<crate::io::LoadError> for ModelError {
+    fn from(e: crate::io::LoadError) -> Self {
+        ModelError::Load(Box::new(e))
+    }
 }
 
 /// Shorthand result type.

@@ -4,15 +4,18 @@ pub mod constants;
 pub mod dataset;
 pub mod design;
 pub mod error;
+pub mod io;
 pub mod loss;
+pub mod metrics;
 pub mod objective;
 pub mod penalty;
 pub mod preprocess;
 pub mod reference;
+pub mod split;
 
 pub use constants::{Provenance, Tagged};
 pub use dataset::Dataset;
-pub use design::{DenseDesign, Design, SparseDesign};
+pub use design::{ClipValues, DenseDesign, Design, SparseDesign};
 pub use error::{ModelError, Result};
 pub use loss::{Hinge, Huber, Logistic, Loss, Squared, SquaredHinge};
 pub use objective::Objective;
@@ -20,3 +23,4 @@ pub use penalty::{
     l1_quadratic_decrease_root, BoxConstraint, ElasticNet, NoPenalty, Penalty, L1, L2,
 };
 pub use reference::{solve, CertificateKind, Certified, ReferenceOptions};
+pub use split::{train_test_split, SelectRows};

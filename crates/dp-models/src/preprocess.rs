@@ -1,17 +1,51 @@
-//! Feature preprocessing used by the papers, on dense designs.
+//! Feature preprocessing: the papers' column scalings (dense designs) and clipping to a
+//! declared public bound (dense and sparse).
 //!
 //! # Privacy
 //!
-//! **None of these steps is private.** Each reads statistics of the whole design (means,
+//! **None of the column scalings is private.** Each reads statistics of the whole design (means,
 //! standard deviations, maxima) and bakes them into every transformed row, so a model
 //! trained on the output depends on every sample through them, and no privacy
 //! guarantee covers that dependence. The DP-CD paper standardises without charging the
 //! budget (DP-CD spec G18); do so only to reproduce such experiments, and report it.
 //! [`normalize_rows`] is the exception in spirit: it is a per-row map, so it touches no
 //! other sample and costs no privacy, but it changes the problem being solved.
+//! [`clip_to_bound`] is a per-value map with a bound chosen without looking at the
+//! data, so it costs no privacy either; the count it returns, however, is computed from
+//! the data without privacy.
 
-use crate::design::{DenseDesign, Design};
+use crate::dataset::Dataset;
+use crate::design::{ClipValues, DenseDesign, Design};
 use crate::error::{ModelError, Result};
+
+/// Clips every feature value of `data` to `[-bound, bound]`, so that the declared
+/// public bound `|x_ij| <= bound` holds, and returns how many values were changed.
+///
+/// Works on dense and sparse designs (sparse zeros stay zero). `bound` must be finite
+/// and > 0, else a [`ModelError::InvalidParameter`] naming `bound` and nothing changes.
+///
+/// # Privacy
+///
+/// Clipping to a bound chosen without looking at the data is a per-value map: it
+/// touches no other sample and costs no privacy, and it makes smoothness constants
+/// derived from the bound valid. The returned count is a statistic of the data
+/// computed **without** privacy: report it to the analyst, do not publish it.
+///
+/// ```
+/// use dp_models::preprocess::clip_to_bound;
+/// use dp_models::{Dataset, DenseDesign, Design};
+///
+/// let x = DenseDesign::from_row_major(2, 2, &[0.5, -7.0, 3.0, 1.0])?;
+/// let mut data = Dataset::new(x, vec![1.0, -1.0])?;
+/// assert_eq!(clip_to_bound(&mut data, 1.0)?, 2);
+/// assert_eq!(data.x().row(0), &[0.5, -1.0]);
+/// assert_eq!(data.x().row(1), &[1.0, 1.0]);
+/// assert!(clip_to_bound(&mut data, 0.0).is_err());
+/// # Ok::<(), dp_models::ModelError>(())
+/// ```
+pub fn clip_to_bound<D: ClipValues>(data: &mut Dataset<D>, bound: f64) -> Result<usize> {
+    data.x_mut().clip_values(bound)
+}
 
 /// A per-column affine map `x_ij -> (x_ij - shift_j) / scale_j`, as fitted by
 /// [`standardize`] or [`max_abs_scale`], so the same map can be applied to other data.
@@ -138,5 +172,29 @@ mod tests {
         }
         let z = DenseDesign::from_row_major(1, 2, &[0.0, 0.0]).unwrap();
         assert_eq!(normalize_rows(&z).unwrap().row(0), &[0.0, 0.0]);
+    }
+
+    #[test]
+    fn clip_to_bound_counts_dense_and_sparse_alike() {
+        use crate::SparseDesign;
+        // x() = [[1, 5, 2], [3, 5, -4], [8, 5, 0]]: 6 values beyond 2.5 (5 three times,
+        // 3, -4, 8), 2 at or within it besides the zero.
+        let mut dense = Dataset::new(x(), vec![1.0, 2.0, 3.0]).unwrap();
+        let mut sparse = Dataset::new(SparseDesign::from_dense(&x()), vec![1.0, 2.0, 3.0]).unwrap();
+        assert_eq!(clip_to_bound(&mut dense, 2.5).unwrap(), 6);
+        assert_eq!(clip_to_bound(&mut sparse, 2.5).unwrap(), 6);
+        assert_eq!(dense.x().row(1), &[2.5, 2.5, -2.5]);
+        assert_eq!(dense.x().col(0), &[1.0, 2.5, 2.5]);
+        assert_eq!(sparse.x().row(2), (&[0usize, 1][..], &[2.5, 2.5][..]));
+        assert_eq!(dense.y(), &[1.0, 2.0, 3.0]);
+        assert_eq!(clip_to_bound(&mut dense, 2.5).unwrap(), 0);
+        assert_eq!(clip_to_bound(&mut dense, 100.0).unwrap(), 0);
+        for bad in [0.0, -2.0, f64::NAN, f64::NEG_INFINITY, f64::INFINITY] {
+            let e = clip_to_bound(&mut sparse, bad).unwrap_err();
+            assert!(
+                e.to_string().starts_with("invalid bound = ") && e.to_string().contains("> 0"),
+                "{e}"
+            );
+        }
     }
 }
