@@ -18,7 +18,8 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use dp_models::{Dataset, DenseDesign, Design, Logistic, SparseDesign, Squared, L1};
-use dp_optim::dp_gcd::{DpGcd, RnmCalibration, SelectionRule, Variant};
+use dp_optim::dp_gcd::{DpGcdParams, RnmCalibration, SelectionRule, Variant};
+use dp_optim::Solver;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::hint::black_box;
@@ -66,11 +67,11 @@ fn bench(c: &mut Criterion) {
             (Variant::Laplace, RnmCalibration::Paper, "laplace-paper-rnm"),
             (Variant::Zcdp, RnmCalibration::Conservative, "zcdp"),
         ] {
-            let plan = DpGcd::new(Logistic, L1::new(0.01).expect("valid"))
+            let plan = DpGcdParams::new(Logistic, L1::new(0.01).expect("valid"))
                 .epsilon(1.0)
                 .delta(1.0 / (800.0 * 800.0))
-                .iterations(t)
-                .step(1.0)
+                .passes(t)
+                .step_scale(1.0)
                 .clip(1.0)
                 .rule(SelectionRule::GsR)
                 .variant(variant)
@@ -85,11 +86,11 @@ fn bench(c: &mut Criterion) {
                 |b, _| b.iter(|| black_box(plan.fit_seeded(&doro, 1).expect("fit"))),
             );
         }
-        let plan = DpGcd::new(Squared::half(), L1::new(30.0).expect("valid"))
+        let plan = DpGcdParams::new(Squared::half(), L1::new(30.0).expect("valid"))
             .epsilon(1.0)
             .delta(1e-6)
-            .iterations(t)
-            .step(1.0)
+            .passes(t)
+            .step_scale(1.0)
             .clip(1.0)
             .rule(SelectionRule::GsR)
             .allow_non_private_constants(true)

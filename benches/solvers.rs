@@ -19,7 +19,8 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use dp_models::constants::{coordinate_smoothness, Tagged};
 use dp_models::{Dataset, DenseDesign, Logistic, Loss, Penalty, Squared, L1, L2};
-use dp_optim::{CdParams, CdSmoothness, DpCdParams, DpSgdParams, GlobalSmoothness, Smoothness};
+use dp_optim::Solver;
+use dp_optim::{CdParams, DpCdParams, DpSgdParams, GlobalSmoothness, Smoothness};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::time::Duration;
@@ -80,7 +81,7 @@ fn bench_problem<L: Loss + Clone, P: Penalty + Clone>(
         let cd = CdParams::new(loss.clone(), penalty.clone())
             .passes(passes)
             .step_scale(0.5)
-            .smoothness(CdSmoothness::Given(m.value.clone()))
+            .smoothness(m.clone())
             .build()
             .expect("cd params");
         group.bench_function(BenchmarkId::new("cd", format!("{passes} passes")), |b| {

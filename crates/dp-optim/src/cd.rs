@@ -12,170 +12,17 @@
 //! Periodic averaging (Algorithm 1, line 9: `wbar^{t+1} = (1/K) sum_{k=1}^K theta^k`) is
 //! done lazily in O(1) per step (spec section 2.6) plus O(p) and one `X wbar` per epoch.
 
+use crate::constants::{resolve_for_twin, Smoothness};
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::{
     objective_from_predictor, ClipRule, ColumnKernels, CoordNoise, NoClip, NoNoise,
 };
-use crate::report::{Diagnostics, FitReport, Streams};
-use dp_models::constants::coordinate_smoothness;
+use crate::model::{Diagnostics, Fitted, LinearModel};
+use crate::schedule::CoordinateSelector;
+pub use crate::schedule::{Averaging, CoordinateOrder, Schedule};
+use crate::solver::{check_finite, Solver, Streams};
 use dp_models::{Dataset, Loss, Penalty};
-use rand::Rng;
-use serde::{Deserialize, Serialize};
-
-/// How iterates are averaged (Algorithm 1's `T` outer x `K` inner loop).
-///
-/// In every mode the number of coordinate updates is at least `passes * p`; the noise is
-/// calibrated to the exact number `T * K` of updates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub enum Averaging {
-    /// `K = 1`, `T = passes * p`: plain randomized proximal CD returning the last iterate
-    /// (what the paper's experiments report; the default).
-    #[default]
-    LastIterate,
-    /// `K` inner steps per epoch, `T = ceil(passes * p / K)` epochs, each epoch ending in
-    /// the average of its `K` iterates (Algorithm 1 as written).
-    Every(u64),
-    /// `T = 1`, `K = passes * p`: one average over all iterates (the convex theory,
-    /// Theorem 3.3 with `T = 1`).
-    Once,
-}
-
-/// The order in which coordinate descent visits coordinates.
-///
-/// Every order is chosen **independently of the data** (a fixed sweep, or a function of
-/// the coordinate-selection random stream only, which is separate from the noise
-/// stream), so DP-CD's privacy analysis — `T*K` adaptively composed Gaussian releases,
-/// release `k` of coordinate `j_k` with sensitivity `2 C_{j_k} / n` and noise
-/// `s * 2 C_{j_k} / n` — holds unchanged for each of them (see [`crate::DpCd::fit`]).
-///
-/// The *utility* theory of Mangold et al. (2022, Theorems 3.2–3.3) assumes uniform
-/// sampling with replacement ([`CoordinateOrder::Uniform`], the default and Algorithm 1
-/// as printed); the other orders carry no utility guarantee from that paper.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub enum CoordinateOrder {
-    /// `j` drawn uniformly from `{0..p-1}` with replacement at every step (Algorithm 1).
-    #[default]
-    Uniform,
-    /// Cyclic sweep `0, 1, ..., p-1, 0, 1, ...` (no randomness drawn).
-    Cyclic,
-    /// A fresh uniformly random permutation of `{0..p-1}` for each pass of `p` steps
-    /// (random reshuffling; Fisher–Yates on the selection stream).
-    Permutation,
-}
-
-impl CoordinateOrder {
-    /// Short name used in reports: "uniform", "cyclic" or "permutation".
-    pub fn name(&self) -> &'static str {
-        match self {
-            CoordinateOrder::Uniform => "uniform",
-            CoordinateOrder::Cyclic => "cyclic",
-            CoordinateOrder::Permutation => "permutation",
-        }
-    }
-}
-
-/// The coordinate stream of one run: `next` returns the coordinate of the next step.
-/// Allocates once (the permutation buffer), never inside the loop.
-pub(crate) struct CoordinateSelector {
-    order: CoordinateOrder,
-    p: usize,
-    /// Position inside the current pass (`0..p`).
-    pos: usize,
-    /// The current pass's permutation ([`CoordinateOrder::Permutation`] only).
-    perm: Vec<usize>,
-}
-
-impl CoordinateSelector {
-    pub(crate) fn new(order: CoordinateOrder, p: usize) -> Self {
-        let perm = match order {
-            CoordinateOrder::Permutation => (0..p).collect(),
-            _ => Vec::new(),
-        };
-        Self {
-            order,
-            p,
-            pos: 0,
-            perm,
-        }
-    }
-
-    #[inline]
-    pub(crate) fn next<R: Rng + ?Sized>(&mut self, rng: &mut R) -> usize {
-        match self.order {
-            CoordinateOrder::Uniform => rng.random_range(0..self.p),
-            CoordinateOrder::Cyclic => {
-                let j = self.pos;
-                self.pos = if j + 1 == self.p { 0 } else { j + 1 };
-                j
-            }
-            CoordinateOrder::Permutation => {
-                if self.pos == 0 {
-                    // Fisher–Yates: a uniform permutation from the selection stream.
-                    for i in (1..self.p).rev() {
-                        let k = rng.random_range(0..=i);
-                        self.perm.swap(i, k);
-                    }
-                }
-                let j = self.perm[self.pos];
-                self.pos = if self.pos + 1 == self.p {
-                    0
-                } else {
-                    self.pos + 1
-                };
-                j
-            }
-        }
-    }
-}
-
-/// The loop structure: `outer` epochs of `inner` coordinate steps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Schedule {
-    /// `T`, the number of epochs.
-    pub outer: u64,
-    /// `K`, the number of coordinate steps per epoch.
-    pub inner: u64,
-    /// Whether each epoch ends by averaging its iterates (false when `K = 1`).
-    pub averaged: bool,
-}
-
-impl Schedule {
-    /// The schedule of `passes` passes over `p` coordinates under `averaging`.
-    pub fn new(averaging: Averaging, passes: u64, p: usize) -> Result<Self> {
-        let total = passes
-            .checked_mul(p as u64)
-            .ok_or_else(|| OptimError::InvalidParameter {
-                name: "passes",
-                value: passes.to_string(),
-                expected: "passes * p overflows u64; use fewer passes",
-            })?;
-        positive_count("passes * p", total)?;
-        Ok(match averaging {
-            Averaging::LastIterate => Self {
-                outer: total,
-                inner: 1,
-                averaged: false,
-            },
-            Averaging::Every(k) => {
-                positive_count("averaging period K", k)?;
-                Self {
-                    outer: total.div_ceil(k),
-                    inner: k,
-                    averaged: k > 1,
-                }
-            }
-            Averaging::Once => Self {
-                outer: 1,
-                inner: total,
-                averaged: total > 1,
-            },
-        })
-    }
-    /// `T * K`, the number of coordinate updates (= Gaussian releases in DP-CD).
-    pub fn updates(&self) -> u64 {
-        self.outer * self.inner
-    }
-}
+use rand::{Rng, RngCore};
 
 /// What one coordinate-descent run needs besides its state.
 pub(crate) struct CdProblem<'a, D, L: ?Sized, P: ?Sized> {
@@ -329,16 +176,6 @@ pub(crate) fn check_initial_point<P: Penalty + ?Sized>(
     Ok(())
 }
 
-/// Where the coordinate smoothness constants of a non-private fit come from.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub enum CdSmoothness {
-    /// `M_j = (c/n) sum_i x_ij^2` computed from the data (the default).
-    #[default]
-    FromData,
-    /// Given constants (any provenance).
-    Given(Vec<f64>),
-}
-
 /// Builder of non-private randomized proximal coordinate descent, DP-CD's twin.
 ///
 /// Same loops, same step sizes `gamma_j = step_scale / M_j`, same coordinate order and
@@ -351,7 +188,7 @@ pub struct CdParams<L, P> {
     step_scale: f64,
     averaging: Averaging,
     order: CoordinateOrder,
-    smoothness: CdSmoothness,
+    smoothness: Smoothness,
     w0: Option<Vec<f64>>,
 }
 
@@ -366,7 +203,7 @@ impl<L: Loss, P: Penalty> CdParams<L, P> {
             step_scale: 1.0,
             averaging: Averaging::LastIterate,
             order: CoordinateOrder::Uniform,
-            smoothness: CdSmoothness::FromData,
+            smoothness: Smoothness::FromData,
             w0: None,
         }
     }
@@ -390,9 +227,10 @@ impl<L: Loss, P: Penalty> CdParams<L, P> {
         self.order = order;
         self
     }
-    /// Coordinate smoothness constants.
-    pub fn smoothness(mut self, smoothness: CdSmoothness) -> Self {
-        self.smoothness = smoothness;
+    /// Coordinate smoothness constants (default [`Smoothness::FromData`]; any
+    /// provenance is accepted: the twin claims no privacy).
+    pub fn smoothness(mut self, smoothness: impl Into<Smoothness>) -> Self {
+        self.smoothness = smoothness.into();
         self
     }
     /// Initial point (default 0).
@@ -430,37 +268,24 @@ pub struct Cd<L, P> {
     step_scale: f64,
     averaging: Averaging,
     order: CoordinateOrder,
-    smoothness: CdSmoothness,
+    smoothness: Smoothness,
     w0: Option<Vec<f64>>,
 }
 
-impl<L: Loss, P: Penalty> Cd<L, P> {
-    /// Fits on `data`, drawing randomness from `rng` (seed not recorded).
-    pub fn fit<D: ColumnKernels, R: Rng + ?Sized>(
-        &self,
-        data: &Dataset<D>,
-        rng: &mut R,
-    ) -> Result<FitReport> {
-        self.fit_inner(data, Streams::from_rng(rng), None)
+impl<L, P> Cd<L, P> {
+    /// Name used in reports.
+    pub fn name(&self) -> &'static str {
+        "cd"
     }
-    /// Fits on `data` with a `ChaCha20Rng` seeded by `seed` (recorded in the report).
-    pub fn fit_seeded<D: ColumnKernels>(&self, data: &Dataset<D>, seed: u64) -> Result<FitReport> {
-        self.fit_inner(data, Streams::from_seed(seed), Some(seed))
-    }
+}
 
-    fn fit_inner<D: ColumnKernels>(
-        &self,
-        data: &Dataset<D>,
-        mut streams: Streams,
-        seed: Option<u64>,
-    ) -> Result<FitReport> {
+impl<D: ColumnKernels, L: Loss, P: Penalty> Solver<D> for Cd<L, P> {
+    fn fit_with_rng(&self, data: &Dataset<D>, rng: &mut dyn RngCore) -> Result<Fitted> {
+        let mut streams = Streams::from_rng(rng);
         let start = std::time::Instant::now();
         check_problem("CD", data, &self.loss, &self.penalty, self.w0.as_deref())?;
         let p = data.n_features();
-        let m = match &self.smoothness {
-            CdSmoothness::FromData => coordinate_smoothness(&self.loss, data.x())?.value,
-            CdSmoothness::Given(m) => m.clone(),
-        };
+        let m = resolve_for_twin(&self.smoothness, &self.loss, data.x(), "CD")?;
         check_smoothness(&m, p)?;
         let steps: Vec<f64> = m.iter().map(|mj| self.step_scale / mj).collect();
         let schedule = Schedule::new(self.averaging, self.passes, p)?;
@@ -485,17 +310,22 @@ impl<L: Loss, P: Penalty> Cd<L, P> {
             &mut z,
         );
         let seconds = start.elapsed().as_secs_f64();
+        check_finite("CD", &w, "lower the step scale")?;
         let objective = objective_from_predictor(&self.loss, &self.penalty, &w, &z, data.y());
-        Ok(FitReport::non_private(
-            "cd",
-            w,
-            schedule.updates(),
-            seed,
-            Diagnostics {
+        Ok(Fitted {
+            model: LinearModel {
+                algorithm: "cd".into(),
+                coefficients: w,
+                intercept: None,
+                iterations: schedule.updates(),
+                privacy: None,
+            },
+            diagnostics: Diagnostics {
                 objective,
                 zero_steps,
                 seconds,
+                ..Diagnostics::default()
             },
-        ))
+        })
     }
 }

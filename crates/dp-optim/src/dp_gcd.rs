@@ -37,49 +37,56 @@
 //! The full derivations are in `docs/privacy/dp-gcd.md`; each private step below has a
 //! `# Privacy` section.
 //!
-//! ```no_run
+//! ```
 //! use dp_models::{Dataset, DenseDesign, L1, Squared};
-//! use dp_optim::dp_gcd::{DpGcd, SelectionRule};
+//! use dp_models::constants::Tagged;
+//! use dp_optim::dp_gcd::{DpGcdParams, SelectionRule};
+//! use dp_optim::Solver;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let x = DenseDesign::from_row_major(3, 2, &[1.0, 0.0, 0.0, 1.0, 1.0, 1.0])?;
 //! let data = Dataset::new(x, vec![1.0, -1.0, 0.5])?;
-//! let plan = DpGcd::new(Squared::half(), L1::new(0.1)?)
+//! let solver = DpGcdParams::new(Squared::half(), L1::new(0.1)?)
 //!     .epsilon(1.0)
 //!     .delta(1e-6)
-//!     .iterations(5)
-//!     .step(0.5)
+//!     .passes(5)
+//!     .step_scale(0.5)
 //!     .clip(1.0)
 //!     .rule(SelectionRule::GsR)
-//!     .allow_non_private_constants(true)
+//!     // |x_ij| <= 1 is public: M_j <= 1 for the 1/2-scaled squared loss.
+//!     .smoothness(Tagged::public(vec![1.0, 1.0]))
 //!     .build()?;
-//! let report = plan.fit_seeded(&data, 42)?;
-//! println!("{:?} at eps = {}", report.coefficients, report.guarantee.epsilon);
+//! let fit = solver.fit(&data)?; // randomness from the OS: nothing secret to keep
+//! println!("{:?} at eps = {}", fit.model.coefficients, fit.guarantee().unwrap().epsilon);
 //! # Ok(())
 //! # }
 //! ```
 
 pub mod calibration;
-pub mod error;
 mod gradient;
 pub mod rules;
 pub mod twin;
 
 pub use calibration::{LaplaceComposition, ZcdpSplit};
-pub use error::{DpGcdError, Result};
 pub use rules::SelectionRule;
 pub use twin::greedy_cd;
 
+use crate::constants::Smoothness;
+use crate::error::{invalid, OptimError, Result};
+use crate::model::{Diagnostics, Fitted, LinearModel};
+use crate::plan::{DpGcdPlan, PrivacyReport, SolverPlan};
+use crate::privacy::{
+    pre_spent_epsilon, privacy_setters, remaining_epsilon, Adjacency, CheckedPrivacy, Guarantee,
+    PrivacyParams,
+};
+use crate::solver::{check_finite, Solver};
 use calibration::{laplace_step_epsilon, zcdp_split};
 use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::mechanisms::{Gaussian, Laplace, ReportNoisyMax, RnmNoise};
 use dp_accounting::zcdp::{epsilon_from_rho, ZcdpConversion};
-use dp_accounting::Delta;
-use dp_models::constants::{coordinate_smoothness, Provenance, Tagged};
+use dp_models::constants::coordinate_smoothness;
 use dp_models::{Dataset, Design, Loss, Penalty};
-use error::invalid;
 use gradient::SelectionNoise;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha20Rng;
+use rand::{Rng, RngCore};
 use serde::{Deserialize, Serialize};
 
 /// Which noise and accountant pair DP-GCD uses.
@@ -120,14 +127,14 @@ pub enum RnmCalibration {
     Paper,
 }
 
-/// Parameters of DP-GCD (a builder; [`DpGcd::build`] checks them into a [`DpGcdPlan`]).
+/// Builder of DP-GCD. Required: `epsilon`, `delta`; [`DpGcdParams::build`] checks the
+/// parameters and calibrates the per-iteration noise into a [`DpGcd`].
 #[derive(Debug, Clone)]
-pub struct DpGcd<L, P> {
+pub struct DpGcdParams<L, P> {
     loss: L,
     penalty: P,
+    privacy: PrivacyParams,
     ridge: f64,
-    epsilon: f64,
-    delta: f64,
     iterations: u64,
     step: f64,
     clip: f64,
@@ -137,23 +144,22 @@ pub struct DpGcd<L, P> {
     composition: LaplaceComposition,
     selection_share: f64,
     noise: bool,
-    allow_non_private_constants: bool,
-    smoothness: Option<Tagged<Vec<f64>>>,
+    smoothness: Smoothness,
     record_trajectory: bool,
 }
 
-impl<L: Loss, P: Penalty> DpGcd<L, P> {
+impl<L: Loss, P: Penalty> DpGcdParams<L, P> {
     /// DP-GCD for `loss` and the separable `penalty`, with defaults: epsilon and delta
-    /// unset (must be given), 1 iteration, step `gamma = 1`, clipping `C = 1`, rule
+    /// unset (must be given), 1 pass, step scale `gamma = 1`, clipping `C = 1`, rule
     /// GS-L, [`Variant::Laplace`], [`RnmCalibration::Conservative`],
-    /// [`LaplaceComposition::Advanced`], no ridge, selection share 1/2 (zCDP variant).
+    /// [`LaplaceComposition::Advanced`], no ridge, selection share 1/2 (zCDP variant),
+    /// constants computed from the data (refused without the opt-in).
     pub fn new(loss: L, penalty: P) -> Self {
         Self {
             loss,
             penalty,
+            privacy: PrivacyParams::default(),
             ridge: 0.0,
-            epsilon: f64::NAN,
-            delta: f64::NAN,
             iterations: 1,
             step: 1.0,
             clip: 1.0,
@@ -163,34 +169,25 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
             composition: LaplaceComposition::Advanced,
             selection_share: 0.5,
             noise: true,
-            allow_non_private_constants: false,
-            smoothness: None,
+            smoothness: Smoothness::FromData,
             record_trajectory: false,
         }
     }
-    /// Target epsilon (> 0).
-    pub fn epsilon(mut self, epsilon: f64) -> Self {
-        self.epsilon = epsilon;
+    privacy_setters!();
+    /// Number of passes over the data `T >= 1`: one pass = one iteration (a full
+    /// clipped gradient, one private selection, one private update).
+    pub fn passes(mut self, passes: u64) -> Self {
+        self.iterations = passes;
         self
     }
-    /// Target delta, in (0, 1).
-    pub fn delta(mut self, delta: f64) -> Self {
-        self.delta = delta;
-        self
-    }
-    /// Number of iterations `T >= 1` (one iteration = one pass over the data).
-    pub fn iterations(mut self, iterations: u64) -> Self {
-        self.iterations = iterations;
-        self
-    }
-    /// Step-size multiplier `gamma > 0` (coordinate `j` uses `gamma / M_j`).
-    pub fn step(mut self, gamma: f64) -> Self {
+    /// Step scale `gamma > 0` (coordinate `j` moves with `gamma / M_j`).
+    pub fn step_scale(mut self, gamma: f64) -> Self {
         self.step = gamma;
         self
     }
     /// Clipping threshold `C > 0`; coordinate `j` clips per-sample gradient entries to
     /// `[-C_j, C_j]` with `C_j = C sqrt(M_j / tr M)`. `f64::INFINITY` disables clipping
-    /// (only allowed with [`DpGcd::noise_off`]).
+    /// (only allowed with [`DpGcdParams::noise_off`]).
     pub fn clip(mut self, clip: f64) -> Self {
         self.clip = clip;
         self
@@ -226,23 +223,23 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
         self.selection_share = share;
         self
     }
-    /// Switches all noise off: the fit is **not private** (its report says so). With
-    /// clipping disabled too, DP-GCD equals its non-private twin [`greedy_cd`].
+    /// Switches all noise off: the fit is **not private** (its model carries no privacy
+    /// report). With clipping disabled too, DP-GCD equals its non-private twin
+    /// [`greedy_cd`].
     pub fn noise_off(mut self) -> Self {
         self.noise = false;
         self
     }
-    /// Accepts smoothness constants computed from the data without privacy (the paper's
-    /// experiments do this; the guarantee then does not cover what `M_j` reveal).
-    pub fn allow_non_private_constants(mut self, allow: bool) -> Self {
-        self.allow_non_private_constants = allow;
-        self
-    }
     /// Coordinate smoothness constants `M_j` of the data-fit term (ridge excluded), with
-    /// their provenance; by default they are computed from the data
-    /// ([`Provenance::DataNonPrivate`]).
-    pub fn smoothness(mut self, m: Tagged<Vec<f64>>) -> Self {
-        self.smoothness = Some(m);
+    /// their provenance: a [`Smoothness`], or a [`Tagged`](dp_models::constants::Tagged) vector for
+    /// [`Smoothness::Given`]. By default ([`Smoothness::FromData`]) they are computed
+    /// from the data without privacy, refused without the opt-in. A privately
+    /// estimated value's epsilon is charged to the fit and taken out of the iterations'
+    /// budget. DP-GCD does not run DP-CD-P's estimate itself
+    /// ([`Smoothness::Private`] is refused at `build`): estimate the constants with
+    /// `dp_models::constants::private_coordinate_smoothness` and pass the result.
+    pub fn smoothness(mut self, m: impl Into<Smoothness>) -> Self {
+        self.smoothness = m.into();
         self
     }
     /// Records the exact objective after every iteration (non-private diagnostic).
@@ -252,19 +249,25 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
     }
 
     /// Checks the parameters and calibrates the per-step noise (data-independent part).
-    pub fn build(self) -> Result<DpGcdPlan<L, P>> {
+    pub fn build(self) -> Result<DpGcd<L, P>> {
+        // Noise off (the twin test): no target to check; nothing private is claimed.
+        let privacy = if self.noise {
+            self.privacy.check()?
+        } else {
+            PrivacyParams::new(1.0, 0.5).check()?
+        };
         if self.iterations == 0 {
             return Err(invalid(
-                "iterations",
+                "passes",
                 0.0,
-                "DP-GCD needs at least one iteration (T >= 1)",
+                "DP-GCD needs at least one pass (T >= 1)",
             ));
         }
         if !(self.step.is_finite() && self.step > 0.0) {
             return Err(invalid(
-                "step",
+                "step_scale",
                 self.step,
-                "the step multiplier gamma must be finite and > 0",
+                "the step scale gamma must be finite and > 0",
             ));
         }
         if self.clip.is_nan() || self.clip <= 0.0 {
@@ -289,33 +292,51 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
             ));
         }
         if self.loss.curvature_bound().is_none() {
-            return Err(DpGcdError::Unsupported(format!(
+            return Err(OptimError::Unsupported(format!(
                 "the {} loss is not smooth; DP-GCD needs a smooth loss (logistic, squared, ...)",
                 self.loss.name()
             )));
         }
+        // Constants that cost privacy before the fit leave the rest to the iterations.
+        let spent = match &self.smoothness {
+            Smoothness::FromData => 0.0,
+            Smoothness::Given(t) => pre_spent_epsilon(&t.provenance),
+            Smoothness::Private { .. } => {
+                return Err(OptimError::Unsupported(
+                    "DP-GCD does not estimate its constants itself: estimate them with \
+                     dp_models::constants::private_coordinate_smoothness and pass \
+                     Smoothness::Given (their cost is then charged to the fit)"
+                        .into(),
+                ))
+            }
+        };
+        let epsilon = remaining_epsilon(privacy.epsilon.get(), spent, "smoothness constants")?;
+        let delta = privacy.delta.get();
         let calibration = if !self.noise {
             Calibration::Off
         } else {
             match self.variant {
                 Variant::Laplace => Calibration::Laplace {
                     step_epsilon: laplace_step_epsilon(
-                        self.epsilon,
-                        self.delta,
+                        epsilon,
+                        delta,
                         self.iterations,
                         self.composition,
                     )?,
                 },
                 Variant::Zcdp => Calibration::Zcdp(zcdp_split(
-                    self.epsilon,
-                    self.delta,
+                    epsilon,
+                    delta,
                     self.iterations,
                     self.selection_share,
                 )?),
             }
         };
-        Ok(DpGcdPlan {
+        Ok(DpGcd {
             params: self,
+            privacy,
+            epsilon,
+            spent,
             calibration,
         })
     }
@@ -335,87 +356,16 @@ pub enum Calibration {
     Off,
 }
 
-/// A checked DP-GCD configuration: `fit` spends exactly this plan.
+/// DP-GCD with checked parameters and calibrated noise (see [`DpGcdParams`]).
 #[derive(Debug, Clone)]
-pub struct DpGcdPlan<L, P> {
-    params: DpGcd<L, P>,
+pub struct DpGcd<L, P> {
+    params: DpGcdParams<L, P>,
+    privacy: CheckedPrivacy,
+    /// The iterations' share of the target (the target minus `spent`).
+    epsilon: f64,
+    /// Pure epsilon of constants estimated before the fit.
+    spent: f64,
     calibration: Calibration,
-}
-
-/// A privacy guarantee `(epsilon, delta)` under a named accountant.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Guarantee {
-    /// The accountant / analysis that gives it.
-    pub accountant: String,
-    /// Epsilon (rounded up).
-    pub epsilon: f64,
-    /// Delta.
-    pub delta: f64,
-    /// zCDP rho, when the analysis is in zCDP.
-    pub rho: Option<f64>,
-    /// False when the analysis rests on a claim without a proof we accept (the paper's
-    /// report-noisy-max calibration, [`RnmCalibration::Paper`]).
-    pub proven: bool,
-}
-
-/// Noise actually used by a fit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NoiseUsed {
-    /// Update noise scale over its sensitivity `2 C_j / n` (Laplace scale / Delta for the
-    /// Laplace variant, sigma / Delta for the zCDP variant; 0 without noise).
-    pub update_multiplier: f64,
-    /// Selection noise scale over the score sensitivity `Delta_u` (Laplace or Gumbel
-    /// scale; 0 without noise).
-    pub selection_multiplier: f64,
-    /// Score sensitivity `Delta_u = 2 C / (n sqrt(tr M))`.
-    pub score_sensitivity: f64,
-    /// Per-step pure epsilon `eps'` (Laplace variant).
-    pub step_epsilon: Option<f64>,
-    /// zCDP split (zCDP variant).
-    pub zcdp: Option<ZcdpSplit>,
-}
-
-/// Diagnostics computed from the private data **without privacy**: for plots and
-/// debugging only, never to be released as part of a private output.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct NonPrivateDiagnostics {
-    /// Exact objective `F(w^t)` for `t = 0..=T` (empty unless requested).
-    pub objective_trajectory: Vec<f64>,
-}
-
-/// The result of a DP-GCD fit.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DpGcdReport {
-    /// `dp-gcd`, `dp-gcd-zcdp`, or `greedy-cd (noise off: not private)`.
-    pub algorithm: String,
-    /// The selection rule.
-    pub rule: SelectionRule,
-    /// The last iterate `w^T`.
-    pub coefficients: Vec<f64>,
-    /// Iterations run (`T`).
-    pub iterations: u64,
-    /// The coordinate selected at each iteration (a private output).
-    pub selected: Vec<usize>,
-    /// Step multiplier `gamma`.
-    pub step: f64,
-    /// Clipping threshold `C`.
-    pub clip: f64,
-    /// Update noise multiplier (as [`NoiseUsed::update_multiplier`]).
-    pub noise_multiplier: f64,
-    /// The noise used.
-    pub noise: NoiseUsed,
-    /// The guarantee under the variant's own accountant (`None` without noise).
-    pub guarantee: Guarantee,
-    /// The same run under other valid analyses (e.g. the Laplace variant in zCDP).
-    pub other_guarantees: Vec<Guarantee>,
-    /// Every mechanism invocation, run-length encoded.
-    pub ledger: Ledger,
-    /// Where the smoothness constants came from.
-    pub smoothness_provenance: Provenance,
-    /// The seed, when fitted with [`DpGcdPlan::fit_seeded`].
-    pub seed: Option<u64>,
-    /// Non-private diagnostics.
-    pub diagnostics: NonPrivateDiagnostics,
 }
 
 /// The exact objective `(1/n) sum_i loss(z_i, y_i) + (ridge/2)||w||^2 + psi(w)` from the
@@ -442,22 +392,18 @@ pub fn objective_value<L: Loss + ?Sized, P: Penalty + ?Sized>(
     fit + r + penalty.value(w)
 }
 
-impl<L: Loss, P: Penalty> DpGcdPlan<L, P> {
-    /// The calibration of this plan.
-    pub fn calibration(&self) -> Calibration {
-        self.calibration
+impl<L, P> DpGcd<L, P> {
+    /// Name used in reports.
+    pub fn name(&self) -> &'static str {
+        match self.calibration {
+            Calibration::Off => "greedy-cd",
+            _ => self.params.variant.name(),
+        }
     }
+}
 
-    /// Fits with a ChaCha20 generator seeded by `seed` (recorded in the report):
-    /// bit-for-bit reproducible.
-    pub fn fit_seeded<D: Design>(&self, data: &Dataset<D>, seed: u64) -> Result<DpGcdReport> {
-        let mut rng = ChaCha20Rng::seed_from_u64(seed);
-        let mut report = self.fit(data, &mut rng)?;
-        report.seed = Some(seed);
-        Ok(report)
-    }
-
-    /// Runs DP-GCD on `data`, drawing all noise from `rng`.
+impl<D: Design, L: Loss, P: Penalty> Solver<D> for DpGcd<L, P> {
+    /// Runs DP-GCD on `data`.
     ///
     /// Errors on labels unfit for the loss, a penalty of the wrong dimension, smoothness
     /// constants of the wrong length or not > 0 (an all-zero column without ridge),
@@ -466,17 +412,31 @@ impl<L: Loss, P: Penalty> DpGcdPlan<L, P> {
     ///
     /// # Privacy
     ///
-    /// Replace-one neighbouring datasets. Preconditions: the loss is smooth, the
-    /// smoothness constants `M_j` and the clipping threshold `C` are public (or their
-    /// provenance is accepted explicitly). Each iteration accesses the data twice, through
-    /// the selection and the update below; everything else is post-processing of their
-    /// outputs and of `w` (itself a post-processing). The claim (the `guarantee` of the
-    /// report) follows by composition over `T` iterations, see [`calibration`].
-    pub fn fit<D: Design, R: Rng + ?Sized>(
+    /// Replace-one neighbouring datasets (`n` public). Preconditions: the loss is
+    /// smooth, the smoothness constants `M_j` and the clipping threshold `C` are public
+    /// (or privately estimated and charged, or their provenance is accepted explicitly).
+    /// Each iteration accesses the data twice, through the selection and the update
+    /// below; everything else is post-processing of their outputs and of `w` (itself a
+    /// post-processing). The claim (the model's guarantee) follows by composition over
+    /// `T` iterations, see [`calibration`], plus the constants' pure epsilon by basic
+    /// composition.
+    fn fit_with_rng(&self, data: &Dataset<D>, rng: &mut dyn RngCore) -> Result<Fitted> {
+        self.fit_inner(data, rng)
+    }
+}
+
+impl<L: Loss, P: Penalty> DpGcd<L, P> {
+    /// The calibration of this solver.
+    pub fn calibration(&self) -> Calibration {
+        self.calibration
+    }
+
+    fn fit_inner<D: Design, R: Rng + ?Sized>(
         &self,
         data: &Dataset<D>,
         rng: &mut R,
-    ) -> Result<DpGcdReport> {
+    ) -> Result<Fitted> {
+        let start = std::time::Instant::now();
         let prm = &self.params;
         let x = data.x();
         let y = data.y();
@@ -495,7 +455,7 @@ impl<L: Loss, P: Penalty> DpGcdPlan<L, P> {
                 .quadratic_decrease_root(0, 0.0, 0.0, 1.0, 1.0)
                 .is_none()
         {
-            return Err(DpGcdError::Unsupported(format!(
+            return Err(OptimError::Unsupported(format!(
                 "private GS-q with the '{}' penalty: it provides no cancellation-free \
                  closed form of the GS-q score (Penalty::quadratic_decrease_root), and the \
                  naive score sqrt(2 d) loses its Lipschitz bound to floating-point \
@@ -507,24 +467,25 @@ impl<L: Loss, P: Penalty> DpGcdPlan<L, P> {
 
         // Smoothness constants and their provenance.
         let tagged = match &prm.smoothness {
-            Some(m) => m.clone(),
-            None => coordinate_smoothness(&prm.loss, x)?,
+            Smoothness::Given(m) => m.clone(),
+            _ => coordinate_smoothness(&prm.loss, x)?,
         };
         let provenance = tagged.provenance;
+        let uses_non_private = !tagged.is_private();
         let m_data = if prm.noise {
-            tagged.require_private(prm.allow_non_private_constants)?
+            tagged.require_private(self.privacy.allow_non_private_constants)?
         } else {
             tagged.value
         };
         if m_data.len() != p {
-            return Err(DpGcdError::Unsupported(format!(
+            return Err(OptimError::Shape(format!(
                 "{} smoothness constants given for a design with {p} features",
                 m_data.len()
             )));
         }
         let m: Vec<f64> = m_data.iter().map(|&v| v + prm.ridge).collect();
         if let Some(j) = m.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
-            return Err(DpGcdError::Unsupported(format!(
+            return Err(OptimError::Unsupported(format!(
                 "coordinate smoothness M_{j} = {} must be finite and > 0 (an all-zero column \
                  without ridge: drop the column or add a ridge term)",
                 m[j]
@@ -537,7 +498,15 @@ impl<L: Loss, P: Penalty> DpGcdPlan<L, P> {
         let clip_j: Vec<f64> = sqrt_m.iter().map(|s| prm.clip * s / trace.sqrt()).collect();
         let score_sensitivity = 2.0 * prm.clip * inv_n / trace.sqrt();
 
+        // Everything is charged before the first draw.
         let mut ledger = Ledger::new();
+        if self.spent > 0.0 && prm.noise {
+            ledger.charge(Charge::PureDp {
+                epsilon: self.spent,
+                count: 1,
+                label: "smoothness constants estimated before the fit".into(),
+            })?;
+        }
         let t_iter = prm.iterations;
         // Per-iteration mechanisms (data-independent scales up to Delta_j).
         let (selection_noise, update_multiplier, selection_multiplier) = match self.calibration {
@@ -696,150 +665,170 @@ impl<L: Loss, P: Penalty> DpGcdPlan<L, P> {
             }
         }
 
-        let (guarantee, other_guarantees) = self.guarantees()?;
-        Ok(DpGcdReport {
-            algorithm: match self.calibration {
-                Calibration::Off => "greedy-cd (noise off: not private)".to_string(),
-                _ => prm.variant.name().to_string(),
+        let seconds = start.elapsed().as_secs_f64();
+        check_finite("DP-GCD", &w, "lower the step scale")?;
+        let objective = objective_value(&prm.loss, &prm.penalty, prm.ridge, y, &z, &w);
+        let privacy = match self.calibration {
+            Calibration::Off => None,
+            _ => {
+                let (guarantee, other_guarantees) = self.guarantees()?;
+                let (rho_selection, rho_update) = match self.calibration {
+                    Calibration::Zcdp(s) => (Some(s.rho_selection), Some(s.rho_update)),
+                    _ => (None, None),
+                };
+                Some(PrivacyReport {
+                    target_epsilon: self.privacy.epsilon.get(),
+                    target_delta: self.privacy.delta.get(),
+                    n_samples: n,
+                    plan: SolverPlan::DpGcd(DpGcdPlan {
+                        variant: match prm.variant {
+                            Variant::Laplace => "laplace".into(),
+                            Variant::Zcdp => "zcdp".into(),
+                        },
+                        rule: format!("{:?}", prm.rule),
+                        iterations: t_iter,
+                        step_scale: prm.step,
+                        clip: prm.clip,
+                        ridge: prm.ridge,
+                        epsilon: self.epsilon,
+                        update_multiplier,
+                        selection_multiplier,
+                        score_sensitivity,
+                        step_epsilon: match self.calibration {
+                            Calibration::Laplace { step_epsilon } => Some(step_epsilon),
+                            _ => None,
+                        },
+                        rho_selection,
+                        rho_update,
+                        smoothness: m,
+                        smoothness_provenance: provenance,
+                    }),
+                    ledger,
+                    guarantee,
+                    other_guarantees,
+                    uses_non_private_constants: uses_non_private,
+                })
+            }
+        };
+        Ok(Fitted {
+            model: LinearModel {
+                algorithm: self.name().to_string(),
+                coefficients: w,
+                intercept: None,
+                iterations: t_iter,
+                privacy,
             },
-            rule: prm.rule,
-            coefficients: w,
-            iterations: t_iter,
-            selected,
-            step: prm.step,
-            clip: prm.clip,
-            noise_multiplier: update_multiplier,
-            noise: NoiseUsed {
-                update_multiplier,
-                selection_multiplier,
-                score_sensitivity,
-                step_epsilon: match self.calibration {
-                    Calibration::Laplace { step_epsilon } => Some(step_epsilon),
-                    _ => None,
-                },
-                zcdp: match self.calibration {
-                    Calibration::Zcdp(s) => Some(s),
-                    _ => None,
-                },
-            },
-            guarantee,
-            other_guarantees,
-            ledger,
-            smoothness_provenance: provenance,
-            seed: None,
-            diagnostics: NonPrivateDiagnostics {
+            diagnostics: Diagnostics {
+                objective,
+                seconds,
                 objective_trajectory: trajectory,
+                selected,
+                ..Diagnostics::default()
             },
         })
     }
 
-    /// The guarantee of this plan under its own accountant, and under the other
-    /// analyses that apply. Data-independent.
+    /// The guarantee of this solver under the analysis its calibration used, and under
+    /// the other analyses that apply. Data-independent. Each composes the `2T` data
+    /// accesses and, by basic composition, the pure epsilon of constants estimated
+    /// before the fit; the first is never above the target.
     pub fn guarantees(&self) -> Result<(Guarantee, Vec<Guarantee>)> {
         let prm = &self.params;
         let t = prm.iterations;
+        let delta = self.privacy.delta;
+        let spent = self.spent;
+        let with_spent = |how: String| {
+            if spent > 0.0 {
+                format!("{how} + {spent}-DP constants (basic composition)")
+            } else {
+                how
+            }
+        };
+        let g = |epsilon: f64, how: String, proven: bool| Guarantee {
+            epsilon,
+            delta: delta.get(),
+            adjacency: Adjacency::ReplaceOne,
+            how: with_spent(how),
+            proven,
+        };
         match self.calibration {
-            Calibration::Off => Ok((
-                Guarantee {
-                    accountant: "none (noise off: not private)".into(),
-                    epsilon: f64::INFINITY,
-                    delta: 1.0,
-                    rho: None,
-                    proven: false,
-                },
-                Vec::new(),
+            Calibration::Off => Err(OptimError::Unsupported(
+                "noise is off: the fit is not private and has no guarantee".into(),
             )),
             Calibration::Laplace { step_epsilon } => {
                 let proven = prm.rnm == RnmCalibration::Conservative;
                 let k = 2 * t;
-                let (eps_adv, del_adv) = dp_accounting::composition::advanced_composition(
+                // The reported guarantee is the one the calibration solved for: the same
+                // composition theorem, at the target delta.
+                let eps_main = dp_accounting::composition::composed_epsilon(
                     step_epsilon,
-                    0.0,
                     k,
-                    prm.delta,
-                )?;
-                let main = Guarantee {
-                    accountant: format!(
-                        "advanced composition of 2T = {k} pure eps' = {step_epsilon:.6e} steps (paper eq. 2)"
+                    delta,
+                    prm.composition.method(),
+                )? + spent;
+                let main = g(
+                    eps_main,
+                    format!(
+                        "{} composition of 2T = {k} pure eps' = {step_epsilon:.6e} steps",
+                        prm.composition.name()
                     ),
-                    epsilon: eps_adv,
-                    delta: del_adv,
-                    rho: None,
                     proven,
-                };
+                );
                 let mut others = Vec::new();
                 // zCDP view: each eps'-DP step is eps'^2/2-zCDP (Bun & Steinke 2016, Prop. 1.4).
                 let rho = dp_accounting::zcdp::pure_dp_rho(step_epsilon)? * k as f64;
-                let eps_z = epsilon_from_rho(rho, Delta::new(prm.delta)?, ZcdpConversion::Cks20)?;
-                others.push(Guarantee {
-                    accountant: "zCDP (pure eps' -> eps'^2/2 per step), CKS20 conversion".into(),
-                    epsilon: eps_z,
-                    delta: prm.delta,
-                    rho: Some(rho),
+                let eps_z = epsilon_from_rho(rho, delta, ZcdpConversion::Cks20)?;
+                others.push(g(
+                    eps_z + spent,
+                    "zCDP (pure eps' -> eps'^2/2 per step), CKS20 conversion".into(),
                     proven,
-                });
+                ));
                 let basic = dp_accounting::composition::composed_epsilon(
                     step_epsilon,
                     k,
-                    Delta::new(prm.delta)?,
+                    delta,
                     dp_accounting::composition::CompositionMethod::Basic,
                 )?;
-                others.push(Guarantee {
-                    accountant: "basic composition".into(),
-                    epsilon: basic,
-                    delta: 0.0,
-                    rho: None,
-                    proven,
-                });
+                others.push(g(basic + spent, "basic composition".into(), proven));
                 if !proven && prm.rule == SelectionRule::GsL {
                     // The paper's GS-L selection (noise inside |.|, factor 1) is provably
                     // 2 eps'-DP (docs/privacy/dp-gcd.md); with the eps'-DP update, in zCDP.
                     let rho = t as f64
                         * (dp_accounting::zcdp::pure_dp_rho(2.0 * step_epsilon)?
                             + dp_accounting::zcdp::pure_dp_rho(step_epsilon)?);
-                    let eps = epsilon_from_rho(rho, Delta::new(prm.delta)?, ZcdpConversion::Cks20)?;
-                    others.push(Guarantee {
-                        accountant: "proven bound for the paper's calibration: selection 2 eps', update eps', zCDP".into(),
-                        epsilon: eps,
-                        delta: prm.delta,
-                        rho: Some(rho),
-                        proven: true,
-                    });
+                    let eps = epsilon_from_rho(rho, delta, ZcdpConversion::Cks20)?;
+                    others.push(g(
+                        eps + spent,
+                        "proven bound for the paper's calibration: selection 2 eps', update eps', zCDP".into(),
+                        true,
+                    ));
                 }
                 Ok((main, others))
             }
             Calibration::Zcdp(split) => {
                 let rho = t as f64 * (split.rho_selection + split.rho_update);
-                let eps = epsilon_from_rho(rho, Delta::new(prm.delta)?, ZcdpConversion::Cks20)?;
-                let main = Guarantee {
-                    accountant: "zCDP (exponential mechanism eps0^2/8 + Gaussian 1/(2z^2) per iteration), CKS20 conversion".into(),
-                    epsilon: eps,
-                    delta: prm.delta,
-                    rho: Some(rho),
-                    proven: true,
-                };
-                let eps_bs =
-                    epsilon_from_rho(rho, Delta::new(prm.delta)?, ZcdpConversion::BunSteinke)?;
-                let others = vec![Guarantee {
-                    accountant: "zCDP, Bun-Steinke conversion rho + 2 sqrt(rho ln(1/delta))".into(),
-                    epsilon: eps_bs,
-                    delta: prm.delta,
-                    rho: Some(rho),
-                    proven: true,
-                }];
+                let eps = epsilon_from_rho(rho, delta, ZcdpConversion::Cks20)?;
+                let main = g(
+                    eps + spent,
+                    format!("zCDP (rho = {rho:.6e}: exponential mechanism eps0^2/8 + Gaussian 1/(2z^2) per iteration), CKS20 conversion"),
+                    true,
+                );
+                let eps_bs = epsilon_from_rho(rho, delta, ZcdpConversion::BunSteinke)?;
+                let others = vec![g(
+                    eps_bs + spent,
+                    "zCDP, Bun-Steinke conversion rho + 2 sqrt(rho ln(1/delta))".into(),
+                    true,
+                )];
                 Ok((main, others))
             }
         }
     }
 }
 
-fn diverged(t: u64) -> DpGcdError {
-    DpGcdError::InvalidParameter {
-        name: "step",
-        value: t as f64,
-        expected: "the iterates diverged (non-finite value at the iteration given as value); \
-                   lower the step multiplier gamma",
-    }
+fn diverged(t: u64) -> OptimError {
+    OptimError::Diverged(format!(
+        "DP-GCD's iterate became non-finite at iteration {t}; lower the step scale gamma"
+    ))
 }
 
 /// Index of the largest score, lowest index on ties (spec G21). NaN never wins.

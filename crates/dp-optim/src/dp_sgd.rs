@@ -1,74 +1,89 @@
-//! DP-SGD as the DP-CD paper runs it (Sec. 6; spec section 5.1): proximal SGD with
-//! per-example L2 clipping, Gaussian noise on the summed batch gradient, a constant step
-//! `step_scale / beta`, Poisson subsampling at rate `q = b / n` (the papers use `b = 1`)
-//! and the last iterate as output. The noise is calibrated from `(epsilon, delta)` with
-//! the sampled Gaussian mechanism's RDP (Mironov, Talwar & Zhang 2019) or the PLD
-//! accountant. See `docs/privacy/dp-sgd.md`.
+//! DP-SGD as the DP-CD paper runs it (Sec. 6): proximal SGD with per-example L2
+//! clipping, Gaussian noise on the summed batch gradient, a constant step
+//! `step_scale / beta`, batches of (expected) size `b` (the papers use `b = 1`) and the
+//! last iterate as output. See `docs/privacy/dp-sgd.md`.
+//!
+//! Two neighbouring relations, each with the sampling its analysis needs:
+//!
+//! | adjacency | batches | sensitivity of the clipped sum | accountant |
+//! |---|---|---|---|
+//! | replace-one (default, as DP-CD and DP-GCD) | `b` of `n` without replacement | `2 C` | subsampled RDP, Wang, Balle & Kasiviswanathan 2019 |
+//! | add/remove (with a stated `public_n`) | Poisson, rate `b / public_n` | `C` | sampled Gaussian RDP (Mironov, Talwar & Zhang 2019) or PLD |
 
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::objective_from_predictor;
-use crate::privacy::{Accounting, Adjacency, Guarantee, PrivacyReport, SolverPlan};
-use crate::report::{Diagnostics, FitReport, Streams, Switches};
+use crate::model::{Diagnostics, Fitted, LinearModel};
+use crate::plan::{BatchSampling, DpSgdPlan, PrivacyReport, SolverPlan};
+use crate::privacy::{
+    ledger_guarantee, pre_spent_epsilon, privacy_setters, remaining_epsilon, Adjacency,
+    CheckedPrivacy, PrivacyParams,
+};
 use crate::sgd::{
     check_sgd_problem, resolve_beta, row_norms, run_sgd, steps_for, GlobalSmoothness, L2ClipAt,
     NoVecNoise, SgdProblem, VecNoise,
 };
-use dp_accounting::calibrate::{self, Calibration, Plan, PlanMechanism};
+use crate::solver::{check_finite, Solver, Streams, Switches};
+use dp_accounting::calibrate::{self, Plan, PlanMechanism};
 use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::mechanisms::Gaussian;
-use dp_accounting::{Delta, Epsilon, NoiseMultiplier, SamplingRate};
+use dp_accounting::{Epsilon, SamplingRate};
 use dp_models::constants::Provenance;
 use dp_models::{Dataset, Design, Loss, Penalty};
-use rand::Rng;
-use serde::{Deserialize, Serialize};
+use rand::{Rng, RngCore};
 
-/// Builder of DP-SGD. Required: `epsilon`, `delta`, `passes`, `clip`.
+/// Builder of DP-SGD. Required: `epsilon`, `delta`, `passes`, `clip`; with
+/// [`Adjacency::AddRemove`] also `public_n`.
+///
+/// ```
+/// use dp_optim::{Adjacency, DpSgdParams};
+/// use dp_models::{Logistic, L2};
+/// let replace_one = DpSgdParams::new(Logistic, L2::new(1e-3).unwrap())
+///     .epsilon(1.0).delta(1e-6).passes(5).clip(1.0).batch_size(64)
+///     .build().unwrap();
+/// // Under add/remove the number of records is private: state a public one.
+/// let add_remove = DpSgdParams::new(Logistic, L2::new(1e-3).unwrap())
+///     .epsilon(1.0).delta(1e-6).passes(5).clip(1.0).batch_size(64)
+///     .adjacency(Adjacency::AddRemove)
+///     .public_n(10_000)
+///     .build().unwrap();
+/// # let _ = (replace_one, add_remove);
+/// ```
 #[derive(Debug, Clone)]
 pub struct DpSgdParams<L, P> {
     loss: L,
     penalty: P,
-    epsilon: Option<f64>,
-    delta: Option<f64>,
+    privacy: PrivacyParams,
     passes: Option<u64>,
     step_scale: f64,
     clip: Option<f64>,
     batch_size: u64,
-    accounting: Accounting,
+    adjacency: Adjacency,
+    public_n: Option<usize>,
     smoothness: GlobalSmoothness,
-    allow_non_private: bool,
     w0: Option<Vec<f64>>,
 }
 
 impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
-    /// Starts a builder. Defaults: step scale 1, batch size 1, [`Accounting::Paper`]
-    /// (sampled Gaussian RDP, Mironov conversion), `beta` from the data (refused without
-    /// the opt-in), `w0 = 0`.
+    /// Starts a builder. Defaults: step scale 1, batch size 1,
+    /// [`Adjacency::ReplaceOne`] (batches without replacement),
+    /// [`Accounting::Paper`](crate::Accounting::Paper), `beta` from the data (refused
+    /// without the opt-in), `w0 = 0`.
     pub fn new(loss: L, penalty: P) -> Self {
         Self {
             loss,
             penalty,
-            epsilon: None,
-            delta: None,
+            privacy: PrivacyParams::default(),
             passes: None,
             step_scale: 1.0,
             clip: None,
             batch_size: 1,
-            accounting: Accounting::Paper,
+            adjacency: Adjacency::ReplaceOne,
+            public_n: None,
             smoothness: GlobalSmoothness::FromData,
-            allow_non_private: false,
             w0: None,
         }
     }
-    /// Target epsilon (> 0).
-    pub fn epsilon(mut self, epsilon: f64) -> Self {
-        self.epsilon = Some(epsilon);
-        self
-    }
-    /// Target delta, in (0, 1).
-    pub fn delta(mut self, delta: f64) -> Self {
-        self.delta = Some(delta);
-        self
-    }
+    privacy_setters!();
     /// Number of passes (one pass = `ceil(n / b)` steps).
     pub fn passes(mut self, passes: u64) -> Self {
         self.passes = Some(passes);
@@ -84,25 +99,29 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
         self.clip = Some(clip);
         self
     }
-    /// Expected batch size `b` (Poisson sampling rate `b / n`; the papers use 1).
+    /// Batch size `b` (exact without replacement; expected under Poisson sampling).
     pub fn batch_size(mut self, b: u64) -> Self {
         self.batch_size = b;
         self
     }
-    /// Calibration of the noise ([`Accounting::Exact`] = PLD for DP-SGD).
-    pub fn accounting(mut self, accounting: Accounting) -> Self {
-        self.accounting = accounting;
+    /// The neighbouring relation of the guarantee, which fixes the batch sampling (see
+    /// the module docs). Default [`Adjacency::ReplaceOne`].
+    pub fn adjacency(mut self, adjacency: Adjacency) -> Self {
+        self.adjacency = adjacency;
+        self
+    }
+    /// The number of records stated as public (required under
+    /// [`Adjacency::AddRemove`], where the true `n` is private: the sampling rate and the
+    /// number of steps are computed from this value, never from the data). Ignored
+    /// under replace-one, where `n` is public by definition.
+    pub fn public_n(mut self, n: usize) -> Self {
+        self.public_n = Some(n);
         self
     }
     /// Source of the global smoothness `beta`.
-    pub fn smoothness(mut self, s: GlobalSmoothness) -> Self {
-        self.smoothness = s;
-        self
-    }
-    /// Accept a `beta` computed from the data without privacy (not covered by the
-    /// guarantee; the paper's experiments do this).
-    pub fn allow_non_private_constants(mut self, allow: bool) -> Self {
-        self.allow_non_private = allow;
+    /// (A [`GlobalSmoothness`], or a `Tagged<f64>` for [`GlobalSmoothness::Given`].)
+    pub fn smoothness(mut self, s: impl Into<GlobalSmoothness>) -> Self {
+        self.smoothness = s.into();
         self
     }
     /// Initial point (default 0).
@@ -112,24 +131,39 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
     }
     /// Checks every data-independent parameter once.
     pub fn build(self) -> Result<DpSgd<L, P>> {
-        let epsilon = Epsilon::new(self.epsilon.ok_or(OptimError::Missing("epsilon"))?)?;
-        let delta = Delta::new(self.delta.ok_or(OptimError::Missing("delta"))?)?;
+        let privacy = self.privacy.check()?;
         let passes = positive_count("passes", self.passes.ok_or(OptimError::Missing("passes"))?)?;
         positive("step_scale", self.step_scale)?;
         let clip = positive("clip", self.clip.ok_or(OptimError::Missing("clip"))?)?;
         positive_count("batch_size", self.batch_size)?;
+        let public_n = match self.adjacency {
+            Adjacency::ReplaceOne => None,
+            Adjacency::AddRemove => {
+                let n = self.public_n.ok_or(OptimError::Missing(
+                    "public_n (under add/remove the number of records is private: state a public one)",
+                ))?;
+                positive_count("public_n", n as u64)?;
+                if self.batch_size as usize > n {
+                    return Err(OptimError::InvalidParameter {
+                        name: "batch_size",
+                        value: self.batch_size.to_string(),
+                        expected: "the expected batch size must be at most public_n",
+                    });
+                }
+                Some(n)
+            }
+        };
         Ok(DpSgd {
             loss: self.loss,
             penalty: self.penalty,
-            epsilon,
-            delta,
+            privacy,
             passes,
             step_scale: self.step_scale,
             clip,
             batch_size: self.batch_size,
-            accounting: self.accounting,
+            adjacency: self.adjacency,
+            public_n,
             smoothness: self.smoothness,
-            allow_non_private: self.allow_non_private,
             w0: self.w0,
         })
     }
@@ -140,48 +174,15 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
 pub struct DpSgd<L, P> {
     loss: L,
     penalty: P,
-    epsilon: Epsilon,
-    delta: Delta,
+    privacy: CheckedPrivacy,
     passes: u64,
     step_scale: f64,
     clip: f64,
     batch_size: u64,
-    accounting: Accounting,
+    adjacency: Adjacency,
+    public_n: Option<usize>,
     smoothness: GlobalSmoothness,
-    allow_non_private: bool,
     w0: Option<Vec<f64>>,
-}
-
-/// Everything DP-SGD spends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DpSgdPlan {
-    /// "paper", "exact" or the custom accountant's name.
-    pub accounting: String,
-    /// Target epsilon.
-    pub epsilon: f64,
-    /// delta.
-    pub delta: f64,
-    /// Number of noisy steps.
-    pub steps: u64,
-    /// Poisson sampling rate `q = b / n`.
-    pub sampling_rate: f64,
-    /// Expected batch size `b`.
-    pub batch_size: u64,
-    /// Noise multiplier `s`: noise std on the summed clipped gradients = `s C`.
-    pub noise_multiplier: f64,
-    /// The calibration returned by `dp-accounting`.
-    pub calibration: Calibration,
-    /// Per-example L2 clipping threshold `C` (= the L2 sensitivity of the summed batch
-    /// gradient under add/remove adjacency).
-    pub clip: f64,
-    /// Noise std per coordinate of the summed gradient, `s C`.
-    pub noise_std: f64,
-    /// Global smoothness `beta` and its provenance.
-    pub beta: f64,
-    /// Provenance of `beta`.
-    pub beta_provenance: Provenance,
-    /// Constant step `eta = step_scale / beta`.
-    pub step: f64,
 }
 
 /// Gaussian noise on every coordinate of the summed gradient.
@@ -199,77 +200,124 @@ impl<R: Rng + ?Sized> VecNoise for IsoGaussian<'_, R> {
     }
 }
 
-impl<L: Loss, P: Penalty> DpSgd<L, P> {
-    /// Fits on `data`, drawing randomness from `rng` (seed not recorded).
-    ///
+impl<L, P> DpSgd<L, P> {
+    /// Name used in reports.
+    pub fn name(&self) -> &'static str {
+        "dp-sgd"
+    }
+}
+
+impl<D: Design, L: Loss, P: Penalty> Solver<D> for DpSgd<L, P> {
     /// # Privacy
     ///
-    /// *Precondition:* neighbouring datasets differ by adding or removing one record
-    /// (see `docs/privacy/dp-sgd.md` for replace-one). `beta`, `C`, `b`, the step and the
-    /// number of passes do not depend on the data (or the caller opted in to a `beta`
-    /// computed from it, which the guarantee then does not cover).
+    /// *Neighbouring relation:* as set by [`DpSgdParams::adjacency`].
+    /// *Preconditions:* `beta`, `C`, `b`, the step, the number of passes and the planned
+    /// `n` do not depend on the data beyond what the relation makes public (replace-one:
+    /// `n`; add/remove: nothing — the caller's `public_n` is used), or the caller opted
+    /// in to a `beta` computed from the data, which the guarantee then does not cover.
     ///
-    /// *Claim:* the sequence of iterates is `(epsilon, delta)`-DP with the achieved
-    /// epsilon reported in [`FitReport::privacy`], at most the target.
+    /// *Claim:* the sequence of iterates is `(epsilon, delta)`-DP under that relation,
+    /// with the achieved epsilon reported in the model's guarantee, at most the target.
     ///
-    /// *Proof sketch:* each step releases `sum_{i in B} clip(g_i, C) + N(0, s^2 C^2 I)`
-    /// with `B` a Poisson sample of rate `q`: under add/remove adjacency the clipped sum
-    /// has L2 sensitivity `C`, so the step is the sampled Gaussian mechanism of noise
-    /// multiplier `s`, whose RDP is given by Mironov, Talwar & Zhang (2019, Sec. 3.3);
-    /// the gradient `g_i` is evaluated at the previous (already released) iterate, so
-    /// the steps compose adaptively (Mironov 2017, Prop. 1), and the division by `b`
-    /// and the prox are post-processing. `s` is the smallest noise multiplier whose
-    /// accounted epsilon over `steps` releases meets the target (`dp-accounting`
-    /// calibration, passing side of the search).
-    pub fn fit<D: Design, R: Rng + ?Sized>(
-        &self,
-        data: &Dataset<D>,
-        rng: &mut R,
-    ) -> Result<FitReport> {
-        self.fit_inner(data, Streams::from_rng(rng), None, Switches::ON)
+    /// *Proof sketch:* each step releases `S + N(0, s^2 Delta^2 I)` where `S` is the sum
+    /// of the per-example gradients of the batch, each rescaled to L2 norm at most `C`.
+    /// * Replace-one, batch = uniform `b`-subset of the `n` records: if the replaced
+    ///   record is not in the batch `S` is unchanged, otherwise it moves by
+    ///   `||g_i - g_i'|| <= 2 C = Delta`. This is the Gaussian mechanism of sensitivity
+    ///   `2 C` (noise multiplier `s`) applied to a subsample drawn without replacement,
+    ///   whose RDP under replace-one is bounded by Wang, Balle & Kasiviswanathan (2019,
+    ///   Thm 9).
+    /// * Add/remove, Poisson batch of rate `q = b / public_n`: `S` moves by at most
+    ///   `C = Delta` when the record is sampled; the step is the sampled Gaussian
+    ///   mechanism of Mironov, Talwar & Zhang (2019, Sec. 3.3); `q` and the number of
+    ///   steps are public since `public_n` is.
+    ///
+    /// The gradient is evaluated at the previous (released) iterate, so the steps
+    /// compose adaptively (Mironov 2017, Prop. 1); dividing by `b` and the prox are
+    /// post-processing. `s` is the smallest noise multiplier whose accounted epsilon
+    /// over all steps meets the target (passing side of the calibration search).
+    fn fit_with_rng(&self, data: &Dataset<D>, rng: &mut dyn RngCore) -> Result<Fitted> {
+        self.fit_inner(data, Streams::from_rng(rng), Switches::ON)
     }
-    /// Fits on `data` with a `ChaCha20Rng` seeded by `seed` (recorded in the report).
-    /// See [`DpSgd::fit`] for the privacy guarantee.
-    pub fn fit_seeded<D: Design>(&self, data: &Dataset<D>, seed: u64) -> Result<FitReport> {
-        self.fit_inner(data, Streams::from_seed(seed), Some(seed), Switches::ON)
+}
+
+impl<L: Loss, P: Penalty> DpSgd<L, P> {
+    fn sampling(&self) -> BatchSampling {
+        match self.adjacency {
+            Adjacency::ReplaceOne => BatchSampling::WithoutReplacement,
+            Adjacency::AddRemove => BatchSampling::Poisson,
+        }
     }
 
     fn accountant_plan(&self, steps: u64, q: f64) -> Result<Plan> {
-        Ok(Plan {
-            mechanism: PlanMechanism::SubsampledGaussian {
-                sampling_rate: SamplingRate::new(q)?,
+        let sampling_rate = SamplingRate::new(q)?;
+        Ok(match self.adjacency {
+            Adjacency::ReplaceOne => Plan {
+                mechanism: PlanMechanism::SampledWithoutReplacementGaussian { sampling_rate },
+                steps,
+                accountant: self.privacy.accounting.for_sampled_without_replacement(),
             },
-            steps,
-            accountant: self.accounting.for_dp_sgd(),
+            Adjacency::AddRemove => Plan {
+                mechanism: PlanMechanism::SubsampledGaussian { sampling_rate },
+                steps,
+                accountant: self.privacy.accounting.for_poisson_subsampled(),
+            },
         })
     }
 
-    /// The plan for `n` samples given `beta` (no privacy is spent).
+    /// The number of records the plan is built on: `n` under replace-one, the stated
+    /// `public_n` under add/remove.
+    fn planned_n(&self, n: usize) -> usize {
+        self.public_n.unwrap_or(n)
+    }
+
+    /// The plan for a dataset of `n` samples given `beta` (no privacy is spent). Under
+    /// add/remove `n` is ignored in favour of the stated `public_n`.
     pub fn plan(&self, n: usize, beta: f64, beta_provenance: Provenance) -> Result<DpSgdPlan> {
+        self.plan_with(n, beta, beta_provenance, self.privacy.epsilon.get())
+    }
+
+    fn plan_with(
+        &self,
+        n: usize,
+        beta: f64,
+        beta_provenance: Provenance,
+        epsilon: f64,
+    ) -> Result<DpSgdPlan> {
         positive("global smoothness beta", beta)?;
+        let n = self.planned_n(n);
         if self.batch_size as usize > n {
             return Err(OptimError::InvalidParameter {
                 name: "batch_size",
                 value: self.batch_size.to_string(),
-                expected: "the expected batch size must be at most n (sampling rate b/n <= 1)",
+                expected: "the batch size must be at most n (sampling rate b/n <= 1)",
             });
         }
         let steps = steps_for(self.passes, n, self.batch_size)?;
         let q = self.batch_size as f64 / n as f64;
         let plan = self.accountant_plan(steps, q)?;
-        let calibration = calibrate::calibrate_sigma(&plan, self.epsilon, self.delta)?;
+        let calibration =
+            calibrate::calibrate_sigma(&plan, Epsilon::new(epsilon)?, self.privacy.delta)?;
         let s = calibration.noise_multiplier;
+        let sensitivity = match self.adjacency {
+            Adjacency::ReplaceOne => 2.0 * self.clip,
+            Adjacency::AddRemove => self.clip,
+        };
         Ok(DpSgdPlan {
-            accounting: self.accounting.name(),
-            epsilon: self.epsilon.get(),
-            delta: self.delta.get(),
+            accounting: self.privacy.accounting.name(),
+            adjacency: self.adjacency,
+            sampling: self.sampling(),
+            planned_n: n,
+            epsilon,
+            delta: self.privacy.delta.get(),
             steps,
             sampling_rate: q,
             batch_size: self.batch_size,
             noise_multiplier: s,
             calibration,
             clip: self.clip,
-            noise_std: s * self.clip,
+            sensitivity,
+            noise_std: s * sensitivity,
             beta,
             beta_provenance,
             step: self.step_scale / beta,
@@ -280,42 +328,79 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         &self,
         data: &Dataset<D>,
         mut streams: Streams,
-        seed: Option<u64>,
         switches: Switches,
-    ) -> Result<FitReport> {
+    ) -> Result<Fitted> {
         let start = std::time::Instant::now();
+        let (n, p) = (data.n_samples(), data.n_features());
+        let planned_n = self.planned_n(n);
         check_sgd_problem(
             data,
             &self.loss,
             &self.penalty,
             self.batch_size,
+            planned_n,
             self.w0.as_deref(),
         )?;
-        let (n, p) = (data.n_samples(), data.n_features());
+        if self.sampling() == BatchSampling::WithoutReplacement && self.batch_size as usize > n {
+            return Err(OptimError::InvalidParameter {
+                name: "batch_size",
+                value: self.batch_size.to_string(),
+                expected: "the batch size must be at most n",
+            });
+        }
+        let mut ledger = Ledger::new();
         let tagged = resolve_beta(&self.smoothness, &self.loss, data.x())?;
         let provenance = tagged.provenance;
-        let beta = tagged.require_private(self.allow_non_private)?;
-        let plan = self.plan(n, beta, provenance)?;
-        let mut ledger = Ledger::new();
-        ledger.charge(Charge::SubsampledGaussian {
-            sampling_rate: plan.sampling_rate,
-            noise_multiplier: plan.noise_multiplier,
-            count: plan.steps,
-        })?;
-        let eps = calibrate::epsilon(
-            &self.accountant_plan(plan.steps, plan.sampling_rate)?,
-            NoiseMultiplier::new(plan.noise_multiplier)?,
-            self.delta,
-        )?;
-        let guarantee = Guarantee {
-            epsilon: eps,
-            delta: self.delta.get(),
-            adjacency: Adjacency::AddRemove,
-            how: format!(
-                "{} accounting of {} sampled Gaussian steps (q = {})",
-                plan.accounting, plan.steps, plan.sampling_rate
+        let uses_non_private = !tagged.is_private();
+        let spent = pre_spent_epsilon(&provenance);
+        if spent > 0.0 {
+            ledger.charge(Charge::PureDp {
+                epsilon: spent,
+                count: 1,
+                label: "global smoothness estimated before the fit".into(),
+            })?;
+        }
+        let beta = tagged.require_private(self.privacy.allow_non_private_constants)?;
+        let eps_opt = remaining_epsilon(self.privacy.epsilon.get(), spent, "global smoothness")?;
+        let plan = self.plan_with(n, beta, provenance, eps_opt)?;
+        let (charge, accountant) = match self.adjacency {
+            Adjacency::ReplaceOne => (
+                Charge::SampledWithoutReplacementGaussian {
+                    sampling_rate: plan.sampling_rate,
+                    noise_multiplier: plan.noise_multiplier,
+                    count: plan.steps,
+                },
+                self.privacy.accounting.for_sampled_without_replacement(),
+            ),
+            Adjacency::AddRemove => (
+                Charge::SubsampledGaussian {
+                    sampling_rate: plan.sampling_rate,
+                    noise_multiplier: plan.noise_multiplier,
+                    count: plan.steps,
+                },
+                self.privacy.accounting.for_poisson_subsampled(),
             ),
         };
+        ledger.charge(charge)?;
+        let how = format!(
+            "{} accounting of {} Gaussian steps on batches sampled {} (q = {}){}",
+            plan.accounting,
+            plan.steps,
+            plan.sampling.name(),
+            plan.sampling_rate,
+            if spent > 0.0 {
+                format!(" + {spent}-DP beta, basic composition")
+            } else {
+                String::new()
+            }
+        );
+        let guarantee = ledger_guarantee(
+            &ledger,
+            &self.privacy,
+            accountant,
+            self.adjacency,
+            (plan.calibration.epsilon + spent, how),
+        )?;
         let norms = row_norms(data.x());
         let prob = SgdProblem {
             x: data.x(),
@@ -327,9 +412,11 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
             sampling_rate: plan.sampling_rate,
             batch: self.batch_size as f64,
             steps: plan.steps,
+            sampling: plan.sampling,
         };
         let mut w = self.w0.clone().unwrap_or_else(|| vec![0.0; p]);
         let mut g = vec![0.0; p];
+        let mut perm: Vec<usize> = (0..n).collect();
         // The switches exist for the twin test only (crate-private).
         let clip = L2ClipAt(if switches.clip {
             self.clip
@@ -348,6 +435,7 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
                 &mut streams.coordinates,
                 &mut w,
                 &mut g,
+                &mut perm,
             );
         } else {
             run_sgd(
@@ -357,29 +445,39 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
                 &mut streams.coordinates,
                 &mut w,
                 &mut g,
+                &mut perm,
             );
         }
         let seconds = start.elapsed().as_secs_f64();
+        check_finite(
+            "DP-SGD",
+            &w,
+            "the step scale or the clipping threshold is too large for this data",
+        )?;
         let mut z = vec![0.0; n];
         data.x().matvec(&w, &mut z);
         let objective = objective_from_predictor(&self.loss, &self.penalty, &w, &z, data.y());
-        Ok(FitReport {
-            algorithm: "dp-sgd".into(),
-            coefficients: w,
-            iterations: plan.steps,
-            noise_multiplier: Some(plan.noise_multiplier),
-            privacy: Some(PrivacyReport {
-                target_epsilon: self.epsilon.get(),
-                target_delta: self.delta.get(),
-                plan: SolverPlan::DpSgd(plan),
-                ledger,
-                guarantee,
-            }),
-            seed,
+        Ok(Fitted {
+            model: LinearModel {
+                algorithm: "dp-sgd".into(),
+                coefficients: w,
+                intercept: None,
+                iterations: plan.steps,
+                privacy: Some(PrivacyReport {
+                    target_epsilon: self.privacy.epsilon.get(),
+                    target_delta: self.privacy.delta.get(),
+                    n_samples: planned_n,
+                    plan: SolverPlan::DpSgd(plan),
+                    ledger,
+                    guarantee,
+                    other_guarantees: Vec::new(),
+                    uses_non_private_constants: uses_non_private,
+                }),
+            },
             diagnostics: Diagnostics {
                 objective,
-                zero_steps: 0,
                 seconds,
+                ..Diagnostics::default()
             },
         })
     }

@@ -27,6 +27,13 @@ pub enum OptimError {
     /// The solver does not support this loss / penalty / option combination.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// The iterates left the finite range (e.g. an absurd step size or clipping
+    /// threshold); nothing is returned.
+    #[error("diverged: {0}")]
+    Diverged(String),
+    /// The operating system's entropy source failed.
+    #[error("no entropy: {0}")]
+    Entropy(String),
     /// An error from the model layer (data validation, smoothness constants, ...).
     #[error(transparent)]
     Model(#[from] dp_models::ModelError),
@@ -62,5 +69,14 @@ pub(crate) fn positive_count(name: &'static str, value: u64) -> Result<u64> {
             value: "0".into(),
             expected: "must be at least 1",
         })
+    }
+}
+
+/// An [`OptimError::InvalidParameter`] for a numeric value.
+pub(crate) fn invalid(name: &'static str, value: f64, expected: &'static str) -> OptimError {
+    OptimError::InvalidParameter {
+        name,
+        value: value.to_string(),
+        expected,
     }
 }

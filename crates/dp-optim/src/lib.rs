@@ -1,23 +1,41 @@
 #![doc = include_str!("../README.md")]
 
 pub mod cd;
+pub mod constants;
 pub mod dp_cd;
 pub mod dp_gcd;
 pub mod dp_sgd;
 pub mod error;
 pub mod kernel;
+pub mod model;
+pub mod plan;
 pub mod privacy;
-pub mod report;
+pub mod schedule;
 pub mod sgd;
+pub mod solver;
 
-pub use cd::{Averaging, Cd, CdParams, CdSmoothness, CoordinateOrder, Schedule};
-pub use dp_cd::{DpCd, DpCdParams, DpCdPlan, Smoothness};
-pub use dp_sgd::{DpSgd, DpSgdParams, DpSgdPlan};
+pub use cd::{Cd, CdParams};
+pub use constants::{GlobalSmoothness, Smoothness};
+pub use dp_cd::{DpCd, DpCdParams};
+pub use dp_gcd::{DpGcd, DpGcdParams};
+pub use dp_sgd::{DpSgd, DpSgdParams};
 pub use error::{OptimError, Result};
 pub use kernel::ColumnKernels;
-pub use privacy::{Accounting, Adjacency, Guarantee, PrivacyReport, SolverPlan};
-pub use report::{Diagnostics, FitReport};
-pub use sgd::{GlobalSmoothness, Sgd, SgdParams};
+pub use model::{with_intercept_column, AppendConstantColumn, Diagnostics, Fitted, LinearModel};
+pub use plan::{BatchSampling, DpCdPlan, DpGcdPlan, DpSgdPlan, PrivacyReport, SolverPlan};
+pub use privacy::{Accounting, Adjacency, CheckedPrivacy, Guarantee, PrivacyParams};
+pub use schedule::{Averaging, CoordinateOrder, Schedule};
+pub use sgd::{Sgd, SgdParams};
+pub use solver::Solver;
+
+/// Everything needed to build and fit a solver: `use dp_optim::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        Accounting, Adjacency, BatchSampling, Cd, CdParams, DpCd, DpCdParams, DpGcd, DpGcdParams,
+        DpSgd, DpSgdParams, Fitted, GlobalSmoothness, LinearModel, PrivacyParams, Sgd, SgdParams,
+        Smoothness, Solver,
+    };
+}
 
 #[cfg(test)]
 mod tests;

@@ -10,10 +10,11 @@
 
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::objective_from_predictor;
-use crate::report::{Diagnostics, FitReport, Streams};
-use dp_models::constants::global_smoothness;
+use crate::model::{Diagnostics, Fitted, LinearModel};
+pub use crate::plan::BatchSampling;
+use crate::solver::{check_finite, Solver, Streams};
 use dp_models::{Dataset, Design, Loss, Penalty};
-use rand::Rng;
+use rand::{Rng, RngCore};
 
 /// Per-example L2 clipping of `g_i = d x_i`: the coefficient `d min(1, C / ||g_i||)`.
 pub(crate) trait L2Clip: Copy {
@@ -87,6 +88,8 @@ pub(crate) struct SgdProblem<'a, D, L: ?Sized, P: ?Sized> {
     pub batch: f64,
     /// Number of steps.
     pub steps: u64,
+    /// How batches are drawn.
+    pub sampling: BatchSampling,
 }
 
 /// Number of samples skipped before the next Poisson-included one: `Geometric(q)`
@@ -103,8 +106,9 @@ fn geometric_skip<R: Rng + ?Sized>(rng: &mut R, log1m_q: f64) -> usize {
     }
 }
 
-/// Runs the SGD loop from `w`; `g` is a length-`p` scratch buffer. Returns the total
-/// number of sampled examples.
+/// Runs the SGD loop from `w`; `g` is a length-`p` scratch buffer and `perm` a
+/// length-`n` index buffer holding a permutation of `0..n` (used by sampling without
+/// replacement). Returns the total number of sampled examples.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_sgd<D, L, P, C, N, R>(
     prob: &SgdProblem<'_, D, L, P>,
@@ -113,6 +117,7 @@ pub(crate) fn run_sgd<D, L, P, C, N, R>(
     sample_rng: &mut R,
     w: &mut [f64],
     g: &mut [f64],
+    perm: &mut [usize],
 ) -> u64
 where
     D: Design,
@@ -125,19 +130,38 @@ where
     let n = prob.y.len();
     let log1m_q = (-prob.sampling_rate).ln_1p();
     let scale = prob.eta / prob.batch;
+    let b = prob.batch as usize;
     let mut sampled = 0u64;
+    let example = |i: usize, w: &[f64], g: &mut [f64]| {
+        let zi = prob.x.row_dot(i, w);
+        let d = prob.loss.derivative(zi, prob.y[i]);
+        let coef = clip.coef(d, prob.row_norms[i]);
+        prob.x.row_axpy(i, coef, g);
+    };
     for _ in 0..prob.steps {
         g.iter_mut().for_each(|v| *v = 0.0);
-        let mut i = geometric_skip(sample_rng, log1m_q);
-        while i < n {
-            let zi = prob.x.row_dot(i, w);
-            let d = prob.loss.derivative(zi, prob.y[i]);
-            let coef = clip.coef(d, prob.row_norms[i]);
-            prob.x.row_axpy(i, coef, g);
-            sampled += 1;
-            i = i
-                .saturating_add(1)
-                .saturating_add(geometric_skip(sample_rng, log1m_q));
+        match prob.sampling {
+            BatchSampling::Poisson => {
+                let mut i = geometric_skip(sample_rng, log1m_q);
+                while i < n {
+                    example(i, w, g);
+                    sampled += 1;
+                    i = i
+                        .saturating_add(1)
+                        .saturating_add(geometric_skip(sample_rng, log1m_q));
+                }
+            }
+            BatchSampling::WithoutReplacement => {
+                // A uniformly random b-subset: the first b draws of a Fisher–Yates
+                // shuffle of the index buffer (uniform whatever order the buffer is
+                // left in by the previous step). O(b) per step, no allocation.
+                for k in 0..b {
+                    let r = sample_rng.random_range(k..n);
+                    perm.swap(k, r);
+                    example(perm[k], w, g);
+                }
+                sampled += b as u64;
+            }
         }
         noise.perturb(g);
         for (j, (wj, &gj)) in w.iter_mut().zip(g.iter()).enumerate() {
@@ -153,11 +177,12 @@ pub(crate) fn check_sgd_problem<D: Design, L: Loss + ?Sized, P: Penalty + ?Sized
     loss: &L,
     penalty: &P,
     batch_size: u64,
+    planned_n: usize,
     w0: Option<&[f64]>,
 ) -> Result<()> {
     data.check_labels_for(loss)?;
     penalty.check_dimension(data.n_features())?;
-    if batch_size as usize > data.n_samples() {
+    if batch_size as usize > planned_n {
         return Err(OptimError::InvalidParameter {
             name: "batch_size",
             value: batch_size.to_string(),
@@ -167,29 +192,8 @@ pub(crate) fn check_sgd_problem<D: Design, L: Loss + ?Sized, P: Penalty + ?Sized
     crate::cd::check_initial_point(data.n_features(), penalty, w0)
 }
 
-/// Where SGD's global smoothness `beta` (for the step `step_scale / beta`) comes from.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub enum GlobalSmoothness {
-    /// `beta = (c/n) lambda_max(X^T X)` computed from the data (without privacy: private
-    /// solvers refuse it unless the caller opts in). The default.
-    #[default]
-    FromData,
-    /// A value supplied by the caller with its provenance.
-    Given(dp_models::constants::Tagged<f64>),
-}
-
-pub(crate) fn resolve_beta<D: Design, L: Loss + ?Sized>(
-    source: &GlobalSmoothness,
-    loss: &L,
-    x: &D,
-) -> Result<dp_models::constants::Tagged<f64>> {
-    let t = match source {
-        GlobalSmoothness::FromData => global_smoothness(loss, x)?,
-        GlobalSmoothness::Given(t) => t.clone(),
-    };
-    positive("global smoothness beta", t.value)?;
-    Ok(t)
-}
+pub(crate) use crate::constants::resolve_beta;
+pub use crate::constants::GlobalSmoothness;
 
 /// `||x_i||_2` for every row.
 ///
@@ -236,6 +240,7 @@ pub struct SgdParams<L, P> {
     passes: Option<u64>,
     step_scale: f64,
     batch_size: u64,
+    sampling: BatchSampling,
     smoothness: GlobalSmoothness,
     w0: Option<Vec<f64>>,
 }
@@ -249,9 +254,16 @@ impl<L: Loss, P: Penalty> SgdParams<L, P> {
             passes: None,
             step_scale: 1.0,
             batch_size: 1,
+            sampling: BatchSampling::WithoutReplacement,
             smoothness: GlobalSmoothness::FromData,
             w0: None,
         }
+    }
+    /// How batches are drawn (default [`BatchSampling::WithoutReplacement`], as DP-SGD
+    /// under replace-one).
+    pub fn sampling(mut self, sampling: BatchSampling) -> Self {
+        self.sampling = sampling;
+        self
     }
     /// Number of passes (one pass = `ceil(n / b)` steps). Required.
     pub fn passes(mut self, passes: u64) -> Self {
@@ -269,8 +281,9 @@ impl<L: Loss, P: Penalty> SgdParams<L, P> {
         self
     }
     /// Source of `beta`.
-    pub fn smoothness(mut self, s: GlobalSmoothness) -> Self {
-        self.smoothness = s;
+    /// (A [`GlobalSmoothness`], or a `Tagged<f64>` for [`GlobalSmoothness::Given`].)
+    pub fn smoothness(mut self, s: impl Into<GlobalSmoothness>) -> Self {
+        self.smoothness = s.into();
         self
     }
     /// Initial point (default 0).
@@ -289,6 +302,7 @@ impl<L: Loss, P: Penalty> SgdParams<L, P> {
             passes,
             step_scale: self.step_scale,
             batch_size: self.batch_size,
+            sampling: self.sampling,
             smoothness: self.smoothness,
             w0: self.w0,
         })
@@ -303,6 +317,7 @@ pub struct Sgd<L, P> {
     passes: u64,
     step_scale: f64,
     batch_size: u64,
+    sampling: BatchSampling,
     smoothness: GlobalSmoothness,
     w0: Option<Vec<f64>>,
 }
@@ -318,32 +333,23 @@ pub(crate) fn steps_for(passes: u64, n: usize, b: u64) -> Result<u64> {
         })
 }
 
-impl<L: Loss, P: Penalty> Sgd<L, P> {
-    /// Fits on `data`, drawing randomness from `rng` (seed not recorded).
-    pub fn fit<D: Design, R: Rng + ?Sized>(
-        &self,
-        data: &Dataset<D>,
-        rng: &mut R,
-    ) -> Result<FitReport> {
-        self.fit_inner(data, Streams::from_rng(rng), None)
+impl<L, P> Sgd<L, P> {
+    /// Name used in reports.
+    pub fn name(&self) -> &'static str {
+        "sgd"
     }
-    /// Fits on `data` with a `ChaCha20Rng` seeded by `seed` (recorded in the report).
-    pub fn fit_seeded<D: Design>(&self, data: &Dataset<D>, seed: u64) -> Result<FitReport> {
-        self.fit_inner(data, Streams::from_seed(seed), Some(seed))
-    }
+}
 
-    fn fit_inner<D: Design>(
-        &self,
-        data: &Dataset<D>,
-        mut streams: Streams,
-        seed: Option<u64>,
-    ) -> Result<FitReport> {
+impl<D: Design, L: Loss, P: Penalty> Solver<D> for Sgd<L, P> {
+    fn fit_with_rng(&self, data: &Dataset<D>, rng: &mut dyn RngCore) -> Result<Fitted> {
+        let mut streams = Streams::from_rng(rng);
         let start = std::time::Instant::now();
         check_sgd_problem(
             data,
             &self.loss,
             &self.penalty,
             self.batch_size,
+            data.n_samples(),
             self.w0.as_deref(),
         )?;
         let (n, p) = (data.n_samples(), data.n_features());
@@ -359,9 +365,11 @@ impl<L: Loss, P: Penalty> Sgd<L, P> {
             sampling_rate: self.batch_size as f64 / n as f64,
             batch: self.batch_size as f64,
             steps: steps_for(self.passes, n, self.batch_size)?,
+            sampling: self.sampling,
         };
         let mut w = self.w0.clone().unwrap_or_else(|| vec![0.0; p]);
         let mut g = vec![0.0; p];
+        let mut perm: Vec<usize> = (0..n).collect();
         run_sgd(
             &prob,
             NoL2Clip,
@@ -369,21 +377,26 @@ impl<L: Loss, P: Penalty> Sgd<L, P> {
             &mut streams.coordinates,
             &mut w,
             &mut g,
+            &mut perm,
         );
         let seconds = start.elapsed().as_secs_f64();
+        check_finite("SGD", &w, "lower the step scale")?;
         let mut z = vec![0.0; n];
         data.x().matvec(&w, &mut z);
         let objective = objective_from_predictor(&self.loss, &self.penalty, &w, &z, data.y());
-        Ok(FitReport::non_private(
-            "sgd",
-            w,
-            prob.steps,
-            seed,
-            Diagnostics {
-                objective,
-                zero_steps: 0,
-                seconds,
+        Ok(Fitted {
+            model: LinearModel {
+                algorithm: "sgd".into(),
+                coefficients: w,
+                intercept: None,
+                iterations: prob.steps,
+                privacy: None,
             },
-        ))
+            diagnostics: Diagnostics {
+                objective,
+                seconds,
+                ..Diagnostics::default()
+            },
+        })
     }
 }

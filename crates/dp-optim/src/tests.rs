@@ -1,9 +1,10 @@
 //! Crate-internal tests: twins, lazy averaging, sensitivity, sampling.
 #![allow(clippy::needless_range_loop)]
 
-use crate::cd::{run_cd, Averaging, CdProblem, CoordinateOrder, CoordinateSelector, Schedule};
+use crate::cd::{run_cd, CdProblem};
 use crate::kernel::{Clamp, ColumnKernels, NoClip, NoNoise};
-use crate::report::{Streams, Switches};
+use crate::schedule::{Averaging, CoordinateOrder, CoordinateSelector, Schedule};
+use crate::solver::{Streams, Switches};
 use crate::*;
 use dp_models::constants::coordinate_smoothness;
 use dp_models::{
@@ -63,7 +64,7 @@ fn dp_cd_without_noise_and_clipping_is_cd_bit_for_bit() {
             .build()
             .unwrap();
         let private = dp
-            .fit_inner(&data, Streams::from_seed(9), Some(9), Switches::OFF)
+            .fit_inner(&data, Streams::from_seed(9), Switches::OFF)
             .unwrap();
         let twin = CdParams::new(Squared::full(), L1::new(0.05).unwrap())
             .passes(5)
@@ -74,8 +75,8 @@ fn dp_cd_without_noise_and_clipping_is_cd_bit_for_bit() {
             .unwrap()
             .fit_seeded(&data, 9)
             .unwrap();
-        let a: Vec<u64> = private.coefficients.iter().map(|v| v.to_bits()).collect();
-        let b: Vec<u64> = twin.coefficients.iter().map(|v| v.to_bits()).collect();
+        let a: Vec<u64> = private.coefficients().iter().map(|v| v.to_bits()).collect();
+        let b: Vec<u64> = twin.coefficients().iter().map(|v| v.to_bits()).collect();
         assert_eq!(a, b, "{order:?} {averaging:?}");
         // The order matters (so the twin comparison above can fail on a wrong order).
         if order != CoordinateOrder::Uniform && averaging == Averaging::LastIterate {
@@ -86,25 +87,28 @@ fn dp_cd_without_noise_and_clipping_is_cd_bit_for_bit() {
                 .unwrap()
                 .fit_seeded(&data, 9)
                 .unwrap();
-            assert_ne!(uniform_twin.coefficients, twin.coefficients, "{order:?}");
+            assert_ne!(
+                uniform_twin.coefficients(),
+                twin.coefficients(),
+                "{order:?}"
+            );
         }
-        assert_eq!(private.iterations, twin.iterations);
+        assert_eq!(private.model.iterations, twin.model.iterations);
         // And the private run with its noise on is different (the test can fail).
         let noisy = dp.fit_seeded(&data, 9).unwrap();
-        assert_ne!(noisy.coefficients, twin.coefficients);
+        assert_ne!(noisy.coefficients(), twin.coefficients());
         // Clipping alone (no noise) also changes the result: C = 0.5 is active here.
         let clipped = dp
             .fit_inner(
                 &data,
                 Streams::from_seed(9),
-                Some(9),
                 Switches {
                     noise: false,
                     clip: true,
                 },
             )
             .unwrap();
-        assert_ne!(clipped.coefficients, twin.coefficients);
+        assert_ne!(clipped.coefficients(), twin.coefficients());
     }
 }
 
@@ -123,7 +127,7 @@ fn dp_sgd_without_noise_and_clipping_is_sgd_bit_for_bit() {
             .build()
             .unwrap();
         let private = dp
-            .fit_inner(&data, Streams::from_seed(4), Some(4), Switches::OFF)
+            .fit_inner(&data, Streams::from_seed(4), Switches::OFF)
             .unwrap();
         let twin = SgdParams::new(Logistic, L2::new(0.01).unwrap())
             .passes(3)
@@ -133,11 +137,11 @@ fn dp_sgd_without_noise_and_clipping_is_sgd_bit_for_bit() {
             .unwrap()
             .fit_seeded(&data, 4)
             .unwrap();
-        let a: Vec<u64> = private.coefficients.iter().map(|v| v.to_bits()).collect();
-        let c: Vec<u64> = twin.coefficients.iter().map(|v| v.to_bits()).collect();
+        let a: Vec<u64> = private.coefficients().iter().map(|v| v.to_bits()).collect();
+        let c: Vec<u64> = twin.coefficients().iter().map(|v| v.to_bits()).collect();
         assert_eq!(a, c, "b = {b}");
         let noisy = dp.fit_seeded(&data, 4).unwrap();
-        assert_ne!(noisy.coefficients, twin.coefficients);
+        assert_ne!(noisy.coefficients(), twin.coefficients());
     }
 }
 
@@ -233,9 +237,9 @@ fn cd_converges_to_a_kkt_point() {
         let w = if sparse {
             let (x, y) = data.clone().into_parts();
             let s = Dataset::new(SparseDesign::from_dense(&x), y).unwrap();
-            solver.fit_seeded(&s, 1).unwrap().coefficients
+            solver.fit_seeded(&s, 1).unwrap().model.coefficients
         } else {
-            solver.fit_seeded(&data, 1).unwrap().coefficients
+            solver.fit_seeded(&data, 1).unwrap().model.coefficients
         };
         let mut z = vec![0.0; 100];
         data.x().matvec(&w, &mut z);
@@ -303,7 +307,9 @@ fn poisson_sampling_rate_is_q() {
         sampling_rate: q,
         batch: 5.0,
         steps: 20_000,
+        sampling: crate::plan::BatchSampling::Poisson,
     };
+    let mut perm: Vec<usize> = (0..50).collect();
     let mut w = vec![0.0; 2];
     let mut g = vec![0.0; 2];
     let mut rng = ChaCha20Rng::seed_from_u64(8);
@@ -314,6 +320,7 @@ fn poisson_sampling_rate_is_q() {
         &mut rng,
         &mut w,
         &mut g,
+        &mut perm,
     );
     // Binomial(1e6, 0.1): mean 1e5, sd 300; 8 sd tolerance.
     let expected = 20_000.0 * 50.0 * q;
@@ -334,14 +341,14 @@ fn seeded_fits_reproduce_bit_for_bit() {
     let a = dp.fit_seeded(&data, 77).unwrap();
     let b = dp.fit_seeded(&data, 77).unwrap();
     let c = dp.fit_seeded(&data, 78).unwrap();
-    assert_eq!(a.coefficients, b.coefficients);
-    assert_eq!(a.seed, Some(77));
-    assert_ne!(a.coefficients, c.coefficients);
+    assert_eq!(a.coefficients(), b.coefficients());
+    assert_eq!(a.diagnostics.seed, Some(77));
+    assert_ne!(a.coefficients(), c.coefficients());
     let mut r1 = ChaCha20Rng::seed_from_u64(3);
     let mut r2 = ChaCha20Rng::seed_from_u64(3);
     assert_eq!(
-        dp.fit(&data, &mut r1).unwrap().coefficients,
-        dp.fit(&data, &mut r2).unwrap().coefficients
+        dp.fit_with_rng(&data, &mut r1).unwrap().model.coefficients,
+        dp.fit_with_rng(&data, &mut r2).unwrap().model.coefficients
     );
     let sgd = DpSgdParams::new(Logistic, L2::new(0.01).unwrap())
         .epsilon(1.0)
@@ -353,8 +360,8 @@ fn seeded_fits_reproduce_bit_for_bit() {
         .unwrap();
     let cls = classification(50, 4, 2);
     assert_eq!(
-        sgd.fit_seeded(&cls, 5).unwrap().coefficients,
-        sgd.fit_seeded(&cls, 5).unwrap().coefficients
+        sgd.fit_seeded(&cls, 5).unwrap().model.coefficients,
+        sgd.fit_seeded(&cls, 5).unwrap().model.coefficients
     );
 }
 
@@ -372,8 +379,8 @@ fn dense_and_sparse_dp_cd_agree() {
         .allow_non_private_constants(true)
         .build()
         .unwrap();
-    let a = dp.fit_seeded(&data, 3).unwrap().coefficients;
-    let b = dp.fit_seeded(&sparse, 3).unwrap().coefficients;
+    let a = dp.fit_seeded(&data, 3).unwrap().model.coefficients;
+    let b = dp.fit_seeded(&sparse, 3).unwrap().model.coefficients;
     for (u, v) in a.iter().zip(&b) {
         assert!((u - v).abs() < 1e-9 * (1.0 + u.abs()), "{u} vs {v}");
     }
@@ -442,7 +449,7 @@ fn dp_cd_plan_does_not_depend_on_the_coordinate_order() {
             .fit_seeded(&data, 1)
             .unwrap()
     };
-    let plan = |r: &FitReport| match &r.privacy.as_ref().unwrap().plan {
+    let plan = |r: &Fitted| match &r.privacy().as_ref().unwrap().plan {
         SolverPlan::DpCd(p) => p.clone(),
         _ => panic!("not a DP-CD plan"),
     };
@@ -455,6 +462,6 @@ fn dp_cd_plan_does_not_depend_on_the_coordinate_order() {
         assert_eq!(o.noise_multiplier.to_bits(), u.noise_multiplier.to_bits());
         assert_eq!(o.noise_std, u.noise_std);
         assert_eq!(o.sensitivities, u.sensitivities);
-        assert!(r.privacy.unwrap().guarantee.epsilon <= 1.0);
+        assert!(r.privacy().unwrap().guarantee.epsilon <= 1.0);
     }
 }

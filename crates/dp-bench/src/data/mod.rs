@@ -14,27 +14,55 @@
 //! standardisation (the DP-CD paper's "balanced" variants) is left to
 //! `dp_models::preprocess`. See `docs/datasets.md` for what each paper does with them.
 //!
-//! Loaders: [`load_csv`] / [`parse_csv`] (dense, any numeric CSV with a chosen target
-//! column and label mapping), [`load_libsvm`] / [`parse_libsvm`] (sparse LIBSVM /
-//! SVMlight text) and [`load_nips2003_dense`] / [`load_nips2003_sparse`] (the NIPS 2003
-//! challenge files of madelon and dorothea, with [`drop_empty_columns`]). Malformed input is an error whose message names the line and the
-//! reason; the loaders never panic.
+//! Loaders: the CSV, LIBSVM and format-dispatch loaders live in [`dp_models::io`] and
+//! are re-exported here ([`load_csv`], [`load_libsvm`] / [`parse_libsvm`], [`load`],
+//! ...; their errors are the typed [`LoadError`], one line naming the file, line,
+//! column and value). [`parse_csv`] and [`load_csv_named`] wrap theirs to return a
+//! [`NamedDataset`]. [`load_nips2003_dense`] / [`load_nips2003_sparse`] read the NIPS
+//! 2003 challenge files of madelon and dorothea (with [`drop_empty_columns`]). Malformed
+//! input is an error whose message names the line and the reason; the loaders never
+//! panic.
 
-mod csv_format;
-mod format;
-mod libsvm;
 mod nips2003;
 
-pub use csv_format::{load_csv, load_csv_named, parse_csv, CsvOptions, LabelMap, Target};
-pub use format::{load, Format, Loaded};
-pub use libsvm::{load_libsvm, parse_libsvm, MAX_LIBSVM_FEATURES};
+pub use dp_models::io::{
+    load, load_csv, load_csv_data, load_libsvm, parse_libsvm, parse_libsvm_dense, CsvData,
+    CsvOptions, Format, LabelMap, LoadError, Loaded, Target, MAX_LIBSVM_FEATURES,
+};
 pub use nips2003::{
     drop_empty_columns, load_nips2003_dense, load_nips2003_sparse, parse_nips2003_dense,
     parse_nips2003_labels, parse_nips2003_sparse,
 };
 
+use std::path::Path;
+
 use anyhow::{Context, Result};
 use dp_models::{Dataset, DenseDesign, Design};
+
+/// Parses CSV bytes into a dense dataset named `"csv"`: [`dp_models::io::parse_csv`]
+/// (see it for the rules and the errors) with the result as a [`NamedDataset`].
+pub fn parse_csv(
+    bytes: &[u8],
+    opts: &CsvOptions,
+) -> std::result::Result<NamedDataset<DenseDesign>, LoadError> {
+    Ok(NamedDataset::from_csv(
+        "csv",
+        dp_models::io::parse_csv(bytes, opts)?,
+    ))
+}
+
+/// [`load_csv`], keeping the column names; the dataset is named after the file stem.
+pub fn load_csv_named(
+    path: impl AsRef<Path>,
+    opts: &CsvOptions,
+) -> std::result::Result<NamedDataset<DenseDesign>, LoadError> {
+    let path = path.as_ref();
+    let data = dp_models::io::load_csv_data(path, opts)?;
+    let name = path
+        .file_stem()
+        .map_or_else(|| "csv".into(), |s| s.to_string_lossy().into_owned());
+    Ok(NamedDataset::from_csv(name, data))
+}
 
 /// A dataset together with its name, feature names and whether it is a stand-in.
 #[derive(Debug, Clone)]
@@ -51,6 +79,19 @@ pub struct NamedDataset<D: Design> {
     /// (its name then ends in `-like`); `false` for real data and for the papers' own
     /// synthetic problems.
     pub stand_in: bool,
+}
+
+impl NamedDataset<DenseDesign> {
+    /// Real (not stand-in) data read from a CSV, named `name`.
+    pub fn from_csv(name: impl Into<String>, data: CsvData) -> Self {
+        Self {
+            name: name.into(),
+            dataset: data.dataset,
+            feature_names: data.feature_names,
+            target_name: data.target_name,
+            stand_in: false,
+        }
+    }
 }
 
 /// The 8 California housing features, in column order.
@@ -125,9 +166,8 @@ pub fn electricity_named() -> Result<NamedDataset<DenseDesign>> {
 /// LIBSVM's `heart_scale` (Statlog heart, features scaled to \[-1, 1\]), 270 x 13 as a
 /// dense design (absent entries are 0), labels +1 / -1.
 pub fn heart_scale() -> Result<Dataset<DenseDesign>> {
-    let raw = libsvm::parse_raw(HEART_SCALE_TXT.as_bytes(), Some(HEART_SCALE_FEATURES))
-        .context("parsing the embedded heart_scale file")?;
-    raw.into_dense()
+    dp_models::io::parse_libsvm_dense(HEART_SCALE_TXT.as_bytes(), Some(HEART_SCALE_FEATURES))
+        .context("parsing the embedded heart_scale file")
 }
 
 /// [`heart_scale()`] with its name; features are named `x1` .. `x13`.

@@ -6,6 +6,7 @@
 //!
 //! Every decision the paper leaves open is in `docs/reproduction.md` (DP-GCD section).
 
+use dp_optim::Solver;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
@@ -17,7 +18,7 @@ use dp_models::reference::{solve, ReferenceOptions};
 use dp_models::{
     Dataset, DenseDesign, Design, Logistic, Loss, NoPenalty, Penalty, SparseDesign, Squared, L1, L2,
 };
-use dp_optim::dp_gcd::{DpGcd, RnmCalibration, SelectionRule, Variant};
+use dp_optim::dp_gcd::{DpGcdParams, RnmCalibration, SelectionRule, Variant};
 use dp_optim::kernel::ColumnKernels;
 use dp_optim::privacy::Accounting;
 use dp_optim::{DpCdParams, DpSgdParams, GlobalSmoothness};
@@ -504,11 +505,11 @@ fn gcd_run<D: Design, L: Loss + Clone, P: Penalty + Clone>(
     h: &Hyper,
     seed: u64,
 ) -> Result<RunOutput> {
-    let plan = DpGcd::new(loss.clone(), pen.clone())
+    let plan = DpGcdParams::new(loss.clone(), pen.clone())
         .epsilon(EPSILON)
         .delta(delta)
-        .iterations(h.budget)
-        .step(h.step)
+        .passes(h.budget)
+        .step_scale(h.step)
         .clip(h.clip)
         .ridge(ridge)
         .rule(rule)
@@ -518,7 +519,7 @@ fn gcd_run<D: Design, L: Loss + Clone, P: Penalty + Clone>(
         .build()?;
     let (rep, secs) = timed(|| plan.fit_seeded(data, seed));
     Ok(RunOutput {
-        coefficients: rep?.coefficients,
+        coefficients: rep?.model.coefficients,
         fit_seconds: secs,
     })
 }
@@ -542,7 +543,7 @@ fn cd_run<D: ColumnKernels, L: Loss + Clone, P: Penalty + Clone>(
         .build()?;
     let (rep, secs) = timed(|| solver.fit_seeded(data, seed));
     Ok(RunOutput {
-        coefficients: rep?.coefficients,
+        coefficients: rep?.model.coefficients,
         fit_seconds: secs,
     })
 }
@@ -569,7 +570,7 @@ fn sgd_run<D: Design, L: Loss + Clone, P: Penalty + Clone>(
         .build()?;
     let (rep, secs) = timed(|| solver.fit_seeded(data, seed));
     Ok(RunOutput {
-        coefficients: rep?.coefficients,
+        coefficients: rep?.model.coefficients,
         fit_seconds: secs,
     })
 }

@@ -24,7 +24,7 @@
 //!   conversion to `(eps, delta)` meets the target (`dp_accounting::zcdp::rho_for_target`)
 //!   and splits each iteration's share between selection and update.
 
-use crate::dp_gcd::error::{invalid, DpGcdError, Result};
+use crate::error::{invalid, OptimError, Result};
 use dp_accounting::composition::{per_step_epsilon, CompositionMethod};
 use dp_accounting::{Delta, Epsilon};
 use serde::{Deserialize, Serialize};
@@ -41,7 +41,7 @@ pub enum LaplaceComposition {
 }
 
 impl LaplaceComposition {
-    fn method(self) -> CompositionMethod {
+    pub(crate) fn method(self) -> CompositionMethod {
         match self {
             LaplaceComposition::Advanced => CompositionMethod::Advanced,
             LaplaceComposition::BestOf => CompositionMethod::BestOf,
@@ -57,8 +57,8 @@ impl LaplaceComposition {
 }
 
 fn check_target(epsilon: f64, delta: f64, iterations: u64) -> Result<(Epsilon, Delta)> {
-    let eps = Epsilon::new(epsilon).map_err(DpGcdError::from)?;
-    let del = Delta::new(delta).map_err(DpGcdError::from)?;
+    let eps = Epsilon::new(epsilon).map_err(OptimError::from)?;
+    let del = Delta::new(delta).map_err(OptimError::from)?;
     if iterations == 0 {
         return Err(invalid(
             "iterations",

@@ -1,6 +1,8 @@
 use super::*;
+use dp_models::constants::Tagged;
 use dp_models::{DenseDesign, Hinge, Logistic, NoPenalty, SparseDesign, Squared, L1};
-use rand::Rng;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
 
 fn gaussian_data(n: usize, p: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
@@ -48,9 +50,9 @@ fn noise_off_equals_the_non_private_twin() {
     let pen = L1::new(0.05).unwrap();
     for rule in RULES {
         for step in [0.5, 1.0] {
-            let plan = DpGcd::new(Squared::half(), pen.clone())
-                .iterations(15)
-                .step(step)
+            let plan = DpGcdParams::new(Squared::half(), pen.clone())
+                .passes(15)
+                .step_scale(step)
                 .clip(f64::INFINITY)
                 .rule(rule)
                 .noise_off()
@@ -60,24 +62,25 @@ fn noise_off_equals_the_non_private_twin() {
             let rep = plan.fit_seeded(&data, 3).unwrap();
             let twin = greedy_cd(&data, &Squared::half(), &pen, 0.0, rule, step, 15).unwrap();
             assert_eq!(
-                bits(&rep.coefficients),
+                bits(&rep.model.coefficients),
                 bits(&twin.coefficients),
                 "{rule:?}"
             );
-            assert_eq!(rep.selected, twin.selected);
+            assert_eq!(rep.diagnostics.selected, twin.selected);
             assert_eq!(
                 bits(&rep.diagnostics.objective_trajectory),
                 bits(&twin.objective_trajectory)
             );
-            assert!(!rep.guarantee.proven);
-            assert!(rep.algorithm.contains("not private"));
+            // Not private: the model carries no privacy report and says what it is.
+            assert!(rep.model.privacy.is_none());
+            assert_eq!(rep.model.algorithm, "greedy-cd");
         }
     }
     // Logistic with a smooth ridge term, GS-L.
     let data = classification(80, 10, 2);
-    let plan = DpGcd::new(Logistic, NoPenalty)
+    let plan = DpGcdParams::new(Logistic, NoPenalty)
         .ridge(1e-2)
-        .iterations(20)
+        .passes(20)
         .clip(f64::INFINITY)
         .noise_off()
         .build()
@@ -93,7 +96,7 @@ fn noise_off_equals_the_non_private_twin() {
         20,
     )
     .unwrap();
-    assert_eq!(bits(&rep.coefficients), bits(&twin.coefficients));
+    assert_eq!(bits(&rep.model.coefficients), bits(&twin.coefficients));
 }
 
 #[test]
@@ -115,8 +118,8 @@ fn parallel_sparse_path_equals_the_twin() {
         .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
         .collect();
     let data = Dataset::new(x, y).unwrap();
-    let plan = DpGcd::new(Logistic, L1::new(1e-3).unwrap())
-        .iterations(8)
+    let plan = DpGcdParams::new(Logistic, L1::new(1e-3).unwrap())
+        .passes(8)
         .rule(SelectionRule::GsR)
         .clip(f64::INFINITY)
         .noise_off()
@@ -133,7 +136,7 @@ fn parallel_sparse_path_equals_the_twin() {
         8,
     )
     .unwrap();
-    assert_eq!(bits(&rep.coefficients), bits(&twin.coefficients));
+    assert_eq!(bits(&rep.model.coefficients), bits(&twin.coefficients));
 }
 
 #[test]
@@ -177,12 +180,12 @@ fn greedy_twin_descends_and_stays_sparse() {
     assert!((r.coefficients[2] - 4.0).abs() < 1e-12);
 }
 
-fn private_plan(variant: Variant, rnm: RnmCalibration) -> DpGcdPlan<Squared, L1> {
-    DpGcd::new(Squared::half(), L1::new(0.01).unwrap())
+fn private_plan(variant: Variant, rnm: RnmCalibration) -> DpGcd<Squared, L1> {
+    DpGcdParams::new(Squared::half(), L1::new(0.01).unwrap())
         .epsilon(1.0)
         .delta(1e-5)
-        .iterations(10)
-        .step(0.5)
+        .passes(10)
+        .step_scale(0.5)
         .clip(2.0)
         .rule(SelectionRule::GsR)
         .variant(variant)
@@ -205,14 +208,21 @@ fn seeded_fits_reproduce_bit_for_bit() {
         let a = plan.fit_seeded(&data, 11).unwrap();
         let b = plan.fit_seeded(&data, 11).unwrap();
         let c = plan.fit_seeded(&data, 12).unwrap();
-        assert_eq!(bits(&a.coefficients), bits(&b.coefficients));
-        assert_eq!(a.selected, b.selected);
-        assert_ne!(bits(&a.coefficients), bits(&c.coefficients), "{variant:?}");
-        assert_eq!(a.seed, Some(11));
-        assert_eq!(a.algorithm, variant.name());
-        assert_eq!(a.guarantee.proven, rnm == RnmCalibration::Conservative);
+        assert_eq!(bits(&a.model.coefficients), bits(&b.model.coefficients));
+        assert_eq!(a.diagnostics.selected, b.diagnostics.selected);
+        assert_ne!(
+            bits(&a.model.coefficients),
+            bits(c.coefficients()),
+            "{variant:?}"
+        );
+        assert_eq!(a.diagnostics.seed, Some(11));
+        assert_eq!(a.model.algorithm, variant.name());
+        assert_eq!(
+            a.guarantee().unwrap().proven,
+            rnm == RnmCalibration::Conservative
+        );
         // Iterates are sparse: at most one new coordinate per iteration.
-        assert!(a.coefficients.iter().filter(|v| **v != 0.0).count() <= 10);
+        assert!(a.model.coefficients.iter().filter(|v| **v != 0.0).count() <= 10);
     }
 }
 
@@ -227,30 +237,42 @@ fn calibration_and_guarantees_meet_the_target() {
     assert_eq!(eps_step, want);
     let data = regression(50, 20, 5);
     let rep = plan.fit_seeded(&data, 1).unwrap();
-    assert!(rep.guarantee.epsilon <= 1.0 + 1e-9, "{:?}", rep.guarantee);
-    assert!(rep.guarantee.delta <= 1e-5 * (1.0 + 1e-9));
-    assert!((rep.noise.update_multiplier - 1.0 / eps_step).abs() < 1e-12);
-    assert!((rep.noise.selection_multiplier - 2.0 / eps_step).abs() < 1e-12);
-    assert_eq!(rep.ledger.entries().len(), 2);
+    assert!(
+        rep.guarantee().unwrap().epsilon <= 1.0 + 1e-9,
+        "{:?}",
+        rep.guarantee()
+    );
+    assert!(rep.guarantee().unwrap().delta <= 1e-5 * (1.0 + 1e-9));
+    let gcd = |rep: &Fitted| match rep.privacy().map(|p| p.plan.clone()) {
+        Some(SolverPlan::DpGcd(g)) => g,
+        other => panic!("{other:?}"),
+    };
+    assert!((gcd(&rep).update_multiplier - 1.0 / eps_step).abs() < 1e-12);
+    assert!((gcd(&rep).selection_multiplier - 2.0 / eps_step).abs() < 1e-12);
+    assert_eq!(rep.privacy().unwrap().ledger.entries().len(), 2);
 
     let plan = private_plan(Variant::Zcdp, RnmCalibration::Conservative);
     let rep = plan.fit_seeded(&data, 1).unwrap();
-    assert!(rep.guarantee.epsilon <= 1.0, "{:?}", rep.guarantee);
-    assert!(rep.guarantee.rho.unwrap() > 0.0);
+    assert!(
+        rep.guarantee().unwrap().epsilon <= 1.0,
+        "{:?}",
+        rep.guarantee()
+    );
+    assert!(gcd(&rep).rho_update.unwrap() > 0.0 && gcd(&rep).rho_selection.unwrap() > 0.0);
     // At the same target the zCDP variant's update noise (std / Delta) is smaller than
     // the Laplace variant's (std / Delta = sqrt(2) / eps').
-    assert!(rep.noise.update_multiplier < 2f64.sqrt() / eps_step);
+    assert!(gcd(&rep).update_multiplier < 2f64.sqrt() / eps_step);
 }
 
 #[test]
 fn bad_input_is_an_error_naming_the_problem() {
     let base = || {
-        DpGcd::new(Squared::half(), L1::new(0.1).unwrap())
+        DpGcdParams::new(Squared::half(), L1::new(0.1).unwrap())
             .epsilon(1.0)
             .delta(1e-6)
             .allow_non_private_constants(true)
     };
-    let msg = |r: Result<DpGcdPlan<Squared, L1>>| r.unwrap_err().to_string();
+    let msg = |r: Result<DpGcd<Squared, L1>>| r.unwrap_err().to_string();
     assert!(msg(base().epsilon(0.0).build())
         .to_lowercase()
         .contains("epsilon"));
@@ -263,16 +285,16 @@ fn bad_input_is_an_error_naming_the_problem() {
     assert!(msg(base().delta(-0.1).build())
         .to_lowercase()
         .contains("delta"));
-    assert!(msg(base().iterations(0).build()).contains("iterations"));
-    assert!(msg(base().step(0.0).build()).contains("step"));
-    assert!(msg(base().step(f64::INFINITY).build()).contains("step"));
+    assert!(msg(base().passes(0).build()).contains("passes"));
+    assert!(msg(base().step_scale(0.0).build()).contains("step"));
+    assert!(msg(base().step_scale(f64::INFINITY).build()).contains("step"));
     assert!(msg(base().clip(-1.0).build()).contains("clip"));
     assert!(msg(base().clip(f64::INFINITY).build()).contains("clip"));
     assert!(msg(base().ridge(-1.0).build()).contains("ridge"));
     assert!(
         msg(base().variant(Variant::Zcdp).selection_share(1.5).build()).contains("selection_share")
     );
-    let hinge = DpGcd::new(Hinge, NoPenalty)
+    let hinge = DpGcdParams::new(Hinge, NoPenalty)
         .epsilon(1.0)
         .delta(1e-6)
         .build();
@@ -280,14 +302,14 @@ fn bad_input_is_an_error_naming_the_problem() {
 
     let data = regression(20, 5, 1);
     // Non-private constants need an explicit opt-in.
-    let strict = DpGcd::new(Squared::half(), L1::new(0.1).unwrap())
+    let strict = DpGcdParams::new(Squared::half(), L1::new(0.1).unwrap())
         .epsilon(1.0)
         .delta(1e-6)
         .build()
         .unwrap();
     assert!(strict.fit_seeded(&data, 0).is_err());
     // Labels must suit the loss.
-    let plan = DpGcd::new(Logistic, NoPenalty)
+    let plan = DpGcdParams::new(Logistic, NoPenalty)
         .epsilon(1.0)
         .delta(1e-6)
         .allow_non_private_constants(true)
@@ -300,7 +322,7 @@ fn bad_input_is_an_error_naming_the_problem() {
         .contains("label"));
     // Penalty weights of the wrong dimension.
     let plan = base().build().unwrap();
-    let plan_w = DpGcd::new(
+    let plan_w = DpGcdParams::new(
         Squared::half(),
         L1::new(0.1).unwrap().with_weights(vec![1.0; 3]).unwrap(),
     )
@@ -329,9 +351,9 @@ fn bad_input_is_an_error_naming_the_problem() {
         .contains("M_1"));
     // A diverging step is reported, not a panic.
     let wild = base()
-        .step(1e300)
+        .step_scale(1e300)
         .clip(1e300)
-        .iterations(5)
+        .passes(5)
         .build()
         .unwrap();
     let _ = wild.fit_seeded(&data, 0);
@@ -350,7 +372,7 @@ fn selection_concentrates_as_noise_vanishes() {
     for variant in [Variant::Laplace, Variant::Zcdp] {
         let mut freq = Vec::new();
         for eps in [0.05, 5.0, 500.0] {
-            let plan = DpGcd::new(Squared::half(), NoPenalty)
+            let plan = DpGcdParams::new(Squared::half(), NoPenalty)
                 .epsilon(eps)
                 .delta(1e-6)
                 .clip(2.5)
@@ -359,7 +381,7 @@ fn selection_concentrates_as_noise_vanishes() {
                 .build()
                 .unwrap();
             let hits = (0..200u64)
-                .filter(|&s| plan.fit_seeded(&data, s).unwrap().selected[0] == 0)
+                .filter(|&s| plan.fit_seeded(&data, s).unwrap().diagnostics.selected[0] == 0)
                 .count();
             freq.push(hits);
         }
@@ -393,10 +415,10 @@ fn private_fits_do_not_depend_on_the_thread_count() {
         (Variant::Laplace, RnmCalibration::Paper),
         (Variant::Zcdp, RnmCalibration::Conservative),
     ] {
-        let plan = DpGcd::new(Logistic, L1::new(1e-3).unwrap())
+        let plan = DpGcdParams::new(Logistic, L1::new(1e-3).unwrap())
             .epsilon(1.0)
             .delta(1e-4)
-            .iterations(6)
+            .passes(6)
             .clip(1.0)
             .rule(SelectionRule::GsR)
             .variant(variant)
@@ -412,8 +434,11 @@ fn private_fits_do_not_depend_on_the_thread_count() {
                 .install(|| plan.fit_seeded(&data, 5).unwrap())
         };
         let (a, b) = (fit_with(1), fit_with(3));
-        assert_eq!(a.selected, b.selected, "{variant:?} {rnm:?}");
-        assert_eq!(bits(&a.coefficients), bits(&b.coefficients));
+        assert_eq!(
+            a.diagnostics.selected, b.diagnostics.selected,
+            "{variant:?} {rnm:?}"
+        );
+        assert_eq!(bits(&a.model.coefficients), bits(&b.model.coefficients));
     }
 }
 
@@ -442,11 +467,11 @@ impl Penalty for NaiveL1 {
 fn private_gs_q_refuses_a_penalty_without_closed_form() {
     let data = regression(30, 4, 9);
     let plan = |rule: SelectionRule| {
-        DpGcd::new(Squared::half(), NaiveL1(L1::new(0.05).unwrap()))
+        DpGcdParams::new(Squared::half(), NaiveL1(L1::new(0.05).unwrap()))
             .epsilon(1.0)
             .delta(1e-5)
-            .iterations(5)
-            .step(0.5)
+            .passes(5)
+            .step_scale(0.5)
             .clip(1.0)
             .rule(rule)
             .allow_non_private_constants(true)
@@ -473,10 +498,10 @@ fn private_gs_q_refuses_a_penalty_without_closed_form() {
     .unwrap();
     assert_eq!(twin.selected.len(), 5);
     // And the built-in L1 (with the closed form) is accepted privately.
-    DpGcd::new(Squared::half(), L1::new(0.05).unwrap())
+    DpGcdParams::new(Squared::half(), L1::new(0.05).unwrap())
         .epsilon(1.0)
         .delta(1e-5)
-        .iterations(5)
+        .passes(5)
         .clip(1.0)
         .rule(SelectionRule::GsQ)
         .allow_non_private_constants(true)

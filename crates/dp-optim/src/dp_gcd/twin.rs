@@ -2,8 +2,8 @@
 //! selection rules, exact gradients and no clipping. Written as plainly as possible; it
 //! is the reference that DP-GCD with noise and clipping off must equal bit for bit.
 
-use super::error::{DpGcdError, Result};
 use super::rules::{score, SelectionRule};
+use crate::error::{OptimError, Result};
 use dp_models::constants::coordinate_smoothness;
 use dp_models::{Dataset, Design, Loss, Penalty};
 
@@ -46,7 +46,7 @@ pub fn greedy_cd<D: Design, L: Loss + ?Sized, P: Penalty + ?Sized>(
         .map(|v| v + ridge)
         .collect();
     if let Some(j) = m.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
-        return Err(DpGcdError::Unsupported(format!(
+        return Err(OptimError::Unsupported(format!(
             "coordinate smoothness M_{j} = {} must be finite and > 0",
             m[j]
         )));

@@ -1,0 +1,262 @@
+//! How a solver knows its smoothness constants: one vocabulary for every solver.
+//!
+//! * [`Smoothness`]: the coordinate constants `M_j` of the coordinate methods (DP-CD,
+//!   DP-CD-P, CD, DP-GCD and its twin).
+//! * [`GlobalSmoothness`]: the global constant `beta` of the gradient methods (DP-SGD,
+//!   SGD).
+//!
+//! Each is known in one of three ways: a **public bound** ([`Tagged::public`], e.g. from
+//! a declared feature bound `|x_ij| <= B`, free), **privately estimated** (its cost is
+//! charged to the fit's ledger before any other release), or **computed from the data
+//! without privacy**, refused by every private solver unless the caller opts in by name
+//! ([`PrivacyParams::allow_non_private_constants`](crate::PrivacyParams::allow_non_private_constants)).
+//! Both enums convert from a [`Tagged`] value, so `.smoothness(Tagged::public(..))`
+//! works on every builder.
+
+use crate::error::{positive, OptimError, Result};
+use crate::privacy::{pre_spent_epsilon, remaining_epsilon};
+use dp_accounting::ledger::{Charge, Ledger};
+use dp_accounting::Epsilon;
+use dp_models::constants::{
+    coordinate_smoothness, global_smoothness, private_coordinate_smoothness_with,
+    PrivateSmoothnessOptions, Tagged,
+};
+use dp_models::{Design, Loss};
+use rand_chacha::ChaCha20Rng;
+
+/// Where the coordinate smoothness constants `M_j` come from.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Smoothness {
+    /// `M_j = (c/n) sum_i x_ij^2` computed from the data **without privacy**. Private
+    /// solvers refuse it unless the caller opts in with `allow_non_private_constants`
+    /// (the papers' experiments do this). The default.
+    #[default]
+    FromData,
+    /// Constants supplied by the caller with their provenance. A
+    /// [`Provenance::DataNonPrivate`](dp_models::constants::Provenance) value needs the
+    /// same opt-in as `FromData`; a
+    /// [`Provenance::PrivatelyEstimated`](dp_models::constants::Provenance) value's
+    /// epsilon is charged to the fit's ledger and taken out of the optimisation's budget.
+    Given(Tagged<Vec<f64>>),
+    /// DP-CD-P: estimate the `M_j` with the Laplace mechanism of the DP-CD paper's
+    /// App. F (`dp_models::constants::private_coordinate_smoothness`) from per-feature
+    /// bounds `|x_ij| <= feature_bounds[j]`, spending `budget_fraction * epsilon` (pure
+    /// DP); the optimisation gets the rest at the same delta. The paper uses
+    /// `budget_fraction = 0.1`. Supported by DP-CD.
+    Private {
+        /// Bounds `B_j >= |x_ij|` with their provenance: [`Tagged::public`] for bounds
+        /// known without looking at the data; bounds computed from the data (the paper
+        /// takes twice the maximal absolute value) are
+        /// [`Provenance::DataNonPrivate`](dp_models::constants::Provenance) and need the
+        /// opt-in, like any other constant computed without privacy.
+        feature_bounds: Tagged<Vec<f64>>,
+        /// Fraction of epsilon spent on the estimate, in (0, 1).
+        budget_fraction: f64,
+    },
+}
+
+impl Smoothness {
+    /// DP-CD-P as in the paper: 10 % of epsilon on the estimate.
+    pub fn private(feature_bounds: Tagged<Vec<f64>>) -> Self {
+        Smoothness::Private {
+            feature_bounds,
+            budget_fraction: 0.1,
+        }
+    }
+
+    /// Checks the data-independent parts (the budget fraction and the bounds).
+    pub(crate) fn check(&self) -> Result<()> {
+        if let Smoothness::Private {
+            feature_bounds,
+            budget_fraction,
+        } = self
+        {
+            if !(budget_fraction.is_finite() && *budget_fraction > 0.0 && *budget_fraction < 1.0) {
+                return Err(OptimError::InvalidParameter {
+                    name: "budget_fraction",
+                    value: budget_fraction.to_string(),
+                    expected: "the fraction of epsilon spent on smoothness must be in (0, 1)",
+                });
+            }
+            for &b in &feature_bounds.value {
+                positive("feature bound", b)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The fraction of the target spent on estimating the constants (DP-CD-P only).
+    pub(crate) fn budget_fraction(&self) -> Option<f64> {
+        match self {
+            Smoothness::Private {
+                budget_fraction, ..
+            } => Some(*budget_fraction),
+            _ => None,
+        }
+    }
+}
+
+impl From<Tagged<Vec<f64>>> for Smoothness {
+    fn from(t: Tagged<Vec<f64>>) -> Self {
+        Smoothness::Given(t)
+    }
+}
+
+/// Where the global smoothness `beta` (for SGD's step `step_scale / beta`) comes from.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum GlobalSmoothness {
+    /// `beta = (c/n) lambda_max(X^T X)` computed from the data (without privacy: private
+    /// solvers refuse it unless the caller opts in). The default.
+    #[default]
+    FromData,
+    /// A value supplied by the caller with its provenance.
+    Given(Tagged<f64>),
+}
+
+impl From<Tagged<f64>> for GlobalSmoothness {
+    fn from(t: Tagged<f64>) -> Self {
+        GlobalSmoothness::Given(t)
+    }
+}
+
+/// `beta` with its provenance, checked finite and > 0.
+pub(crate) fn resolve_beta<D: Design, L: Loss + ?Sized>(
+    source: &GlobalSmoothness,
+    loss: &L,
+    x: &D,
+) -> Result<Tagged<f64>> {
+    let t = match source {
+        GlobalSmoothness::FromData => global_smoothness(loss, x)?,
+        GlobalSmoothness::Given(t) => t.clone(),
+    };
+    positive("global smoothness beta", t.value)?;
+    Ok(t)
+}
+
+/// The coordinate constants a non-private twin uses (any provenance is accepted: the
+/// twin claims no privacy).
+pub(crate) fn resolve_for_twin<D: Design, L: Loss + ?Sized>(
+    source: &Smoothness,
+    loss: &L,
+    x: &D,
+    solver: &str,
+) -> Result<Vec<f64>> {
+    match source {
+        Smoothness::FromData => Ok(coordinate_smoothness(loss, x)?.value),
+        Smoothness::Given(t) => Ok(t.value.clone()),
+        Smoothness::Private { .. } => Err(OptimError::Unsupported(format!(
+            "{solver} is non-private and does not estimate constants privately; give \
+             Smoothness::FromData or Smoothness::Given"
+        ))),
+    }
+}
+
+/// The constants a private fit will use, and what they cost.
+pub(crate) struct ResolvedSmoothness {
+    /// The constants with their provenance (already checked against the opt-in).
+    pub tagged: Tagged<Vec<f64>>,
+    /// The pure epsilon charged for them (`None`: nothing).
+    pub spent: Option<f64>,
+    /// Whether something computed from the data without privacy was used (the
+    /// constants themselves, or DP-CD-P's feature bounds).
+    pub uses_non_private: bool,
+}
+
+/// Resolves the coordinate constants of a private fit, charging `ledger` for whatever
+/// they cost **before** any other release.
+///
+/// # Privacy
+/// * `FromData` and `DataNonPrivate` values are refused without the opt-in.
+/// * A `PrivatelyEstimated { epsilon }` value was released before the fit; its epsilon
+///   is charged as one pure-DP release.
+/// * `Private`: the feature bounds' own cost (if privately estimated) is charged, then
+///   the Laplace estimate of `dp_models::constants::private_coordinate_smoothness`
+///   charges its `p` releases (each at `epsilon_m / p`, rounded up) as it draws them,
+///   with `epsilon_m = budget_fraction * target` minus the bounds' cost. Its sensitivity
+///   and proof are at that function.
+///
+/// The returned `spent` is what was charged, so that the optimisation's budget
+/// (`remaining_epsilon(target, spent)`) plus `spent` never exceeds the target.
+pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
+    source: &Smoothness,
+    loss: &L,
+    x: &D,
+    target_epsilon: f64,
+    allow_non_private: bool,
+    rng: &mut ChaCha20Rng,
+    ledger: &mut Ledger,
+) -> Result<ResolvedSmoothness> {
+    let p = x.n_features();
+    let resolved = match source {
+        Smoothness::FromData => ResolvedSmoothness {
+            tagged: coordinate_smoothness(loss, x)?,
+            spent: None,
+            uses_non_private: true,
+        },
+        Smoothness::Given(t) => {
+            let cost = pre_spent_epsilon(&t.provenance);
+            if cost > 0.0 {
+                ledger.charge(Charge::PureDp {
+                    epsilon: cost,
+                    count: 1,
+                    label: "smoothness constants estimated before the fit".into(),
+                })?;
+            }
+            ResolvedSmoothness {
+                tagged: t.clone(),
+                spent: (cost > 0.0).then_some(cost),
+                uses_non_private: !t.is_private(),
+            }
+        }
+        Smoothness::Private {
+            feature_bounds,
+            budget_fraction,
+        } => {
+            let bounds_non_private = !feature_bounds.is_private();
+            let bounds = feature_bounds.clone().require_private(allow_non_private)?;
+            if bounds.len() != p {
+                return Err(OptimError::Shape(format!(
+                    "{} feature bounds given for a design with {p} features",
+                    bounds.len()
+                )));
+            }
+            let bound_cost = pre_spent_epsilon(&feature_bounds.provenance);
+            if bound_cost > 0.0 {
+                ledger.charge(Charge::PureDp {
+                    epsilon: bound_cost,
+                    count: 1,
+                    label: "feature bounds estimated before the fit".into(),
+                })?;
+            }
+            let budget_m = remaining_epsilon(
+                budget_fraction * target_epsilon,
+                bound_cost,
+                "feature bounds",
+            )?;
+            let released = private_coordinate_smoothness_with(
+                loss,
+                x,
+                &bounds,
+                Epsilon::new(budget_m)?,
+                &PrivateSmoothnessOptions::default(),
+                rng,
+                ledger,
+            )?;
+            // What was actually charged (each of the p releases is rounded up).
+            let charged = released.epsilon_per_coordinate * p as f64 + bound_cost;
+            ResolvedSmoothness {
+                tagged: released.estimates,
+                spent: Some(charged),
+                uses_non_private: bounds_non_private,
+            }
+        }
+    };
+    // The opt-in gate for the constants themselves.
+    let tagged = resolved.tagged;
+    let provenance = tagged.provenance;
+    let value = tagged.require_private(allow_non_private)?;
+    Ok(ResolvedSmoothness {
+        tagged: Tagged { value, provenance },
+        ..resolved
+    })
+}

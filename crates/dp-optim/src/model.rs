@@ -1,0 +1,230 @@
+//! What a fit returns: the releasable [`LinearModel`] and the non-private
+//! [`Diagnostics`], kept apart so that publishing the model can never publish what lets
+//! a reader replay the noise.
+
+use crate::error::{OptimError, Result};
+use crate::plan::PrivacyReport;
+use crate::privacy::Guarantee;
+use dp_models::{Dataset, Design};
+use serde::{Deserialize, Serialize};
+
+/// The releasable result of a fit: coefficients, the plan, the ledger and the guarantee.
+///
+/// # Privacy
+/// For a private solver, everything here is a post-processing of the fit's charged
+/// releases and of public inputs (the stated `(epsilon, delta)`, the hyperparameters,
+/// `n` where the relation makes it public, and the constants with their provenance), so
+/// publishing it is covered by [`PrivacyReport::guarantee`] — unless
+/// [`PrivacyReport::uses_non_private_constants`] is true (the caller opted in to
+/// constants computed from the data without privacy, which the plan then reveals).
+///
+/// It never contains the seed or any generator state: those are in [`Diagnostics`],
+/// which must not be published (whoever holds the seed can replay the noise and
+/// subtract it).
+///
+/// It serialises with serde (e.g. `serde_json::to_string(&fit.model)`) and loads back
+/// with the same type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinearModel {
+    /// Solver name ("dp-cd", "dp-cd-p", "cd", "dp-sgd", "sgd", "dp-gcd", ...).
+    pub algorithm: String,
+    /// The returned coefficients `w` (length `p`); the prediction for a row `x` is
+    /// `x^T w`.
+    pub coefficients: Vec<f64>,
+    /// The intercept `b` (prediction `x^T w + b`), when the model was fitted with a
+    /// constant column ([`with_intercept_column`] and [`LinearModel::split_intercept`]).
+    #[serde(default)]
+    pub intercept: Option<f64>,
+    /// Number of updates performed (coordinate updates for CD methods, stochastic steps
+    /// for SGD, iterations for greedy CD).
+    pub iterations: u64,
+    /// Plan, ledger and achieved guarantee; `None` for non-private solvers.
+    pub privacy: Option<PrivacyReport>,
+}
+
+impl LinearModel {
+    /// The guarantee of the fit, `None` for a non-private solver.
+    pub fn guarantee(&self) -> Option<&Guarantee> {
+        self.privacy.as_ref().map(|p| &p.guarantee)
+    }
+
+    /// Number of features the model expects.
+    pub fn n_features(&self) -> usize {
+        self.coefficients.len()
+    }
+
+    /// `x_i^T w + b` for every row of `x` (the decision function; a regression's
+    /// prediction).
+    pub fn decision_function<D: Design>(&self, x: &D) -> Result<Vec<f64>> {
+        if x.n_features() != self.coefficients.len() {
+            return Err(OptimError::Shape(format!(
+                "the model has {} coefficients but the data has {} features",
+                self.coefficients.len(),
+                x.n_features()
+            )));
+        }
+        let mut z = vec![0.0; x.n_samples()];
+        x.matvec(&self.coefficients, &mut z);
+        if let Some(b) = self.intercept {
+            z.iter_mut().for_each(|v| *v += b);
+        }
+        Ok(z)
+    }
+
+    /// Labels in {-1, +1}: the sign of the decision function (+1 at 0).
+    pub fn predict_labels<D: Design>(&self, x: &D) -> Result<Vec<f64>> {
+        Ok(self
+            .decision_function(x)?
+            .into_iter()
+            .map(|z| if z >= 0.0 { 1.0 } else { -1.0 })
+            .collect())
+    }
+
+    /// `P(y = +1 | x) = 1 / (1 + exp(-x^T w))`, meaningful for a logistic model.
+    pub fn predict_proba<D: Design>(&self, x: &D) -> Result<Vec<f64>> {
+        Ok(self
+            .decision_function(x)?
+            .into_iter()
+            .map(|z| {
+                if z >= 0.0 {
+                    1.0 / (1.0 + (-z).exp())
+                } else {
+                    let e = z.exp();
+                    e / (1.0 + e)
+                }
+            })
+            .collect())
+    }
+
+    /// Fraction of rows whose predicted label (sign) equals the label in {-1, +1}.
+    pub fn accuracy<D: Design>(&self, data: &Dataset<D>) -> Result<f64> {
+        let pred = self.predict_labels(data.x())?;
+        let hits = pred.iter().zip(data.y()).filter(|(p, y)| *p == *y).count();
+        Ok(hits as f64 / pred.len() as f64)
+    }
+
+    /// Mean squared error `(1/n) sum (x_i^T w - y_i)^2`.
+    pub fn mean_squared_error<D: Design>(&self, data: &Dataset<D>) -> Result<f64> {
+        let z = self.decision_function(data.x())?;
+        Ok(z.iter()
+            .zip(data.y())
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum::<f64>()
+            / z.len() as f64)
+    }
+}
+
+/// Quantities computed from the private data **without privacy protection**, and the
+/// seed when one was given.
+///
+/// They are for the analyst running experiments (objective value for error curves,
+/// time, how often a step was zero). Releasing them is not covered by the fit's privacy
+/// guarantee. In particular `seed` lets anyone replay the fit's noise: never publish it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostics {
+    /// `F(w)` at the returned coefficients.
+    pub objective: f64,
+    /// Number of updates that left the iterate unchanged (e.g. soft-thresholded at 0).
+    pub zero_steps: u64,
+    /// Wall-clock seconds of the fit (validation, planning and loop; objective excluded).
+    pub seconds: f64,
+    /// `F(w^t)` after every iteration, when the solver was asked to record it.
+    pub objective_trajectory: Vec<f64>,
+    /// The coordinate selected at each iteration (greedy methods).
+    pub selected: Vec<usize>,
+    /// The seed of [`Solver::fit_seeded`](crate::Solver::fit_seeded); `None` for fits
+    /// drawing from OS entropy or a caller's generator. **Secret**: with it, the noise
+    /// can be replayed.
+    pub seed: Option<u64>,
+}
+
+/// What every solver returns: the model to release, and what must stay with the analyst.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fitted {
+    /// The releasable model.
+    pub model: LinearModel,
+    /// Non-private diagnostics (never publish).
+    pub diagnostics: Diagnostics,
+}
+
+impl Fitted {
+    /// The coefficients of the model.
+    pub fn coefficients(&self) -> &[f64] {
+        &self.model.coefficients
+    }
+    /// The guarantee of the fit, `None` for a non-private solver.
+    pub fn guarantee(&self) -> Option<&Guarantee> {
+        self.model.guarantee()
+    }
+    /// The privacy report, `None` for a non-private solver.
+    pub fn privacy(&self) -> Option<&PrivacyReport> {
+        self.model.privacy.as_ref()
+    }
+}
+
+/// Designs that can grow a constant column: how an intercept is fitted.
+///
+/// # Privacy
+/// The intercept is the coefficient of a column whose every entry is the same public
+/// constant. It is fitted by the same private solver as the other coefficients, as one
+/// more coordinate: DP-CD and DP-GCD clip its per-sample gradients at their threshold
+/// `C_j` and release it with the same Gaussian (or Laplace) mechanism, DP-SGD includes it
+/// in the per-example L2 clip. Its releases are part of the plan's count and charged
+/// with the rest, so the guarantee covers it with nothing extra to charge. Its
+/// smoothness constant is `c * value^2`, a public bound.
+pub trait AppendConstantColumn: Design + Sized {
+    /// A copy of the design with one more column, every entry equal to `value`.
+    fn with_constant_column(&self, value: f64) -> Result<Self>;
+}
+
+impl AppendConstantColumn for dp_models::DenseDesign {
+    fn with_constant_column(&self, value: f64) -> Result<Self> {
+        let (n, p) = (self.n_samples(), self.n_features());
+        let mut data = Vec::with_capacity(n * (p + 1));
+        for j in 0..p {
+            data.extend_from_slice(self.col(j));
+        }
+        data.extend(std::iter::repeat_n(value, n));
+        Ok(dp_models::DenseDesign::from_col_major(n, p + 1, &data)?)
+    }
+}
+
+impl AppendConstantColumn for dp_models::SparseDesign {
+    fn with_constant_column(&self, value: f64) -> Result<Self> {
+        let (n, p) = (self.n_samples(), self.n_features());
+        let mut t = Vec::with_capacity(self.nnz() + n);
+        for j in 0..p {
+            self.for_each_in_col(j, |i, v| t.push((i, j, v)));
+        }
+        t.extend((0..n).map(|i| (i, p, value)));
+        Ok(dp_models::SparseDesign::from_triplets(n, p + 1, &t)?)
+    }
+}
+
+/// `data` with a constant column of ones appended (see [`AppendConstantColumn`]); fit on
+/// it, then call [`LinearModel::split_intercept`].
+pub fn with_intercept_column<D: AppendConstantColumn>(data: &Dataset<D>) -> Result<Dataset<D>> {
+    Ok(Dataset::new(
+        data.x().with_constant_column(1.0)?,
+        data.y().to_vec(),
+    )?)
+}
+
+impl LinearModel {
+    /// Moves the last coefficient (fitted on the constant column of
+    /// [`with_intercept_column`]) into [`LinearModel::intercept`]. Post-processing: no
+    /// privacy cost.
+    pub fn split_intercept(mut self) -> Result<Self> {
+        if self.intercept.is_some() {
+            return Err(OptimError::Unsupported(
+                "the model already has an intercept".into(),
+            ));
+        }
+        let b = self.coefficients.pop().ok_or_else(|| {
+            OptimError::Shape("a model without coefficients has no intercept column".into())
+        })?;
+        self.intercept = Some(b);
+        Ok(self)
+    }
+}

@@ -1,0 +1,193 @@
+//! What each private solver spends, written down before the first release: the plans,
+//! and the privacy part of a released model ([`PrivacyReport`]).
+//!
+//! Plans are data-independent up to the public inputs they name (the number of records
+//! `n` under replace-one or as a stated public input, and the constants with their
+//! provenance).
+
+use crate::privacy::{Adjacency, Guarantee};
+use crate::schedule::{CoordinateOrder, Schedule};
+use dp_accounting::calibrate::Calibration;
+use dp_accounting::ledger::Ledger;
+use dp_models::constants::Provenance;
+use serde::{Deserialize, Serialize};
+
+/// Everything DP-CD spends, derived once from the parameters, the data's shape and the
+/// smoothness constants.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DpCdPlan {
+    /// "paper", "exact" or the custom accountant's name.
+    pub accounting: String,
+    /// Epsilon given to the optimisation (the target, or `(1 - fraction)` of it for
+    /// DP-CD-P).
+    pub epsilon_optimisation: f64,
+    /// Epsilon spent on the `M_j`: DP-CD-P's Laplace estimate, or the cost recorded in
+    /// the provenance of privately estimated constants given by the caller; `None` when
+    /// they cost nothing (public bounds) or were computed without privacy.
+    pub epsilon_smoothness: Option<f64>,
+    /// delta (all of it goes to the optimisation; the Laplace estimate is pure DP).
+    pub delta: f64,
+    /// Loop structure (`T`, `K`).
+    pub schedule: Schedule,
+    /// Coordinate order (data-independent; absent in older reports = uniform).
+    #[serde(default)]
+    pub coordinate_order: CoordinateOrder,
+    /// Number of Gaussian coordinate releases, `T * K`.
+    pub releases: u64,
+    /// Noise multiplier `s` (noise std of release `j` = `s * 2 C_j / n`).
+    pub noise_multiplier: f64,
+    /// The calibration returned by `dp-accounting` (achieved epsilon, order, ...).
+    pub calibration: Calibration,
+    /// Coordinate smoothness constants used.
+    pub smoothness: Vec<f64>,
+    /// Their provenance.
+    pub smoothness_provenance: Provenance,
+    /// Step sizes `gamma_j = step_scale / M_j`.
+    pub step_sizes: Vec<f64>,
+    /// Global clipping threshold `C`.
+    pub clip: f64,
+    /// Coordinate thresholds `C_j = sqrt(M_j / tr M) C`.
+    pub clip_thresholds: Vec<f64>,
+    /// L2 sensitivities `2 C_j / n` of the clipped coordinate gradients (replace-one).
+    pub sensitivities: Vec<f64>,
+    /// Noise standard deviations `sigma_j = s * 2 C_j / n`.
+    pub noise_std: Vec<f64>,
+}
+
+/// How DP-SGD draws its batches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum BatchSampling {
+    /// Each record joins the batch independently with probability `q = b / n` (Poisson
+    /// subsampling; analysed under add/remove, Mironov, Talwar & Zhang 2019).
+    Poisson,
+    /// A uniformly random subset of exactly `b` of the `n` records, drawn afresh at
+    /// every step (sampling without replacement; analysed under replace-one, Wang,
+    /// Balle & Kasiviswanathan 2019). The default, matching DP-CD's relation.
+    #[default]
+    WithoutReplacement,
+}
+
+impl BatchSampling {
+    /// "poisson" or "without-replacement".
+    pub fn name(&self) -> &'static str {
+        match self {
+            BatchSampling::Poisson => "poisson",
+            BatchSampling::WithoutReplacement => "without-replacement",
+        }
+    }
+}
+
+/// Everything DP-SGD spends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DpSgdPlan {
+    /// "paper", "exact" or the custom accountant's name.
+    pub accounting: String,
+    /// The neighbouring relation of the guarantee.
+    pub adjacency: Adjacency,
+    /// How batches are drawn.
+    pub sampling: BatchSampling,
+    /// The number of records the plan is built on: the dataset's `n` under replace-one
+    /// (public by definition of the relation), the caller's stated `public_n` under
+    /// add/remove (never read from the data).
+    pub planned_n: usize,
+    /// Epsilon given to the optimisation (the target minus what the constants cost).
+    pub epsilon: f64,
+    /// delta.
+    pub delta: f64,
+    /// Number of noisy steps.
+    pub steps: u64,
+    /// Sampling rate `q = b / planned_n`.
+    pub sampling_rate: f64,
+    /// Batch size `b` (expected size under Poisson sampling, exact size otherwise).
+    pub batch_size: u64,
+    /// Noise multiplier `s`: noise std = `s * sensitivity`.
+    pub noise_multiplier: f64,
+    /// The calibration returned by `dp-accounting`.
+    pub calibration: Calibration,
+    /// Per-example L2 clipping threshold `C`.
+    pub clip: f64,
+    /// L2 sensitivity of the summed clipped batch gradient under `adjacency`: `C` under
+    /// add/remove, `2 C` under replace-one.
+    pub sensitivity: f64,
+    /// Noise std per coordinate of the summed gradient, `s * sensitivity`.
+    pub noise_std: f64,
+    /// Global smoothness `beta`.
+    pub beta: f64,
+    /// Provenance of `beta`.
+    pub beta_provenance: Provenance,
+    /// Constant step `eta = step_scale / beta`.
+    pub step: f64,
+}
+
+/// What DP-GCD spent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DpGcdPlan {
+    /// "laplace" (the paper's) or "zcdp" (ours).
+    pub variant: String,
+    /// The greedy selection rule ("GS-L", "GS-s", "GS-r", "GS-q").
+    pub rule: String,
+    /// Iterations `T` (one full clipped gradient, one selection and one update each).
+    pub iterations: u64,
+    /// Step-size multiplier `gamma` (coordinate `j` moves with `gamma / M_j`).
+    pub step_scale: f64,
+    /// Global clipping threshold `C` (`C_j = C sqrt(M_j / tr M)`).
+    pub clip: f64,
+    /// Ridge strength in the smooth part.
+    pub ridge: f64,
+    /// Epsilon given to the iterations (the target minus what the constants cost).
+    pub epsilon: f64,
+    /// Update noise scale over its sensitivity `2 C_j / n` (Laplace scale / Delta for
+    /// the Laplace variant, std / Delta for the zCDP variant).
+    pub update_multiplier: f64,
+    /// Selection noise scale over the score sensitivity `Delta_u`.
+    pub selection_multiplier: f64,
+    /// Score sensitivity `Delta_u = 2 C / (n sqrt(tr M))`.
+    pub score_sensitivity: f64,
+    /// Per-step pure epsilon `eps'` (Laplace variant).
+    pub step_epsilon: Option<f64>,
+    /// zCDP budget of one selection and one update (zCDP variant).
+    pub rho_selection: Option<f64>,
+    /// zCDP budget of one update (zCDP variant).
+    pub rho_update: Option<f64>,
+    /// Coordinate smoothness constants used (ridge included).
+    pub smoothness: Vec<f64>,
+    /// Their provenance.
+    pub smoothness_provenance: Provenance,
+}
+
+/// The solver-specific plan a fit spent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum SolverPlan {
+    /// DP-CD / DP-CD-P.
+    DpCd(DpCdPlan),
+    /// DP-SGD.
+    DpSgd(DpSgdPlan),
+    /// DP-GCD.
+    DpGcd(DpGcdPlan),
+}
+
+/// The privacy part of a released model: what was promised, what was spent, and the
+/// guarantee of everything spent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrivacyReport {
+    /// Target epsilon stated by the user.
+    pub target_epsilon: f64,
+    /// Target delta stated by the user.
+    pub target_delta: f64,
+    /// The number of records the plan used, a public input (see [`Adjacency`]).
+    pub n_samples: usize,
+    /// The plan (noise, sensitivities, number of releases).
+    pub plan: SolverPlan,
+    /// Every mechanism invocation of the fit, charged before it was drawn.
+    pub ledger: Ledger,
+    /// The guarantee of everything in the ledger (at most the target).
+    pub guarantee: Guarantee,
+    /// The same releases under other valid analyses, for comparison.
+    #[serde(default)]
+    pub other_guarantees: Vec<Guarantee>,
+    /// True when some constant the plan used was computed from the data without
+    /// privacy (the caller opted in): the guarantee then does not cover what that
+    /// constant reveals.
+    pub uses_non_private_constants: bool,
+}
