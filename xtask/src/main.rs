@@ -1,7 +1,9 @@
-//! Project commands: `cargo xtask reproduce`, `cargo xtask privacy`, `cargo xtask optimum`.
+//! Project commands: `cargo xtask reproduce`, `cargo xtask privacy`, `cargo xtask optimum`,
+//! `cargo xtask fit`, `cargo xtask predict`.
 //!
 //! Each subcommand lives in its own module; this file only dispatches.
 
+mod fit;
 mod optimum;
 mod privacy;
 mod reproduce;
@@ -25,10 +27,15 @@ enum Command {
     Privacy(privacy::Args),
     /// Certified non-private optimum F* of a problem on a data file.
     Optimum(optimum::Args),
+    /// Train a private linear model on a CSV / LIBSVM file and save the releasable model.
+    Fit(fit::FitArgs),
+    /// Predict with a saved model (and score it when the file has labels).
+    Predict(fit::PredictArgs),
 }
 
 fn main() {
-    // Bad arguments get a one-line error (help and version still print in full).
+    // Help and version print in full with exit code 0; bad arguments print clap's whole
+    // error (what is wrong, the possible values, the usage line) with exit code 2.
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -41,9 +48,8 @@ fn main() {
             ) {
                 err.exit();
             }
-            let text = err.to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            eprintln!("{}", first.trim());
+            // Colours only on a terminal; plain text when captured.
+            let _ = err.print();
             std::process::exit(2);
         }
     };
@@ -51,6 +57,8 @@ fn main() {
         Command::Reproduce(args) => reproduce::run(args),
         Command::Privacy(args) => privacy::run(args),
         Command::Optimum(args) => optimum::run(args),
+        Command::Fit(args) => fit::run_fit(args),
+        Command::Predict(args) => fit::run_predict(args),
     };
     if let Err(err) = result {
         eprintln!("error: {err:#}");

@@ -2,16 +2,18 @@
 //! file, with `dp_models::reference::solve`.
 //!
 //! The last two lines of the output are `objective = <F*>` and `gap = <certificate>`
-//! (the certificate's kind is printed just before them).
+//! (the certificate's kind is printed just before them). With `--json` the output is
+//! one JSON object instead.
 
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
-use dp_bench::data::{load_csv, load_libsvm, CsvOptions, LabelMap, Target};
+use dp_models::io::{load_csv, load_libsvm, CsvOptions, LabelMap, Target};
 use dp_models::reference::{solve, ReferenceOptions};
 use dp_models::{
     preprocess, Dataset, Design, ElasticNet, Huber, Logistic, Loss, NoPenalty, Objective, Penalty,
     Squared, SquaredHinge, L1, L2,
 };
+use serde_json::json;
 use std::path::PathBuf;
 
 /// File formats.
@@ -74,34 +76,43 @@ pub struct Args {
     #[arg(long, value_enum)]
     loss: LossArg,
     /// Huber threshold (only with `--loss huber`).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     huber_delta: f64,
     /// Penalty.
     #[arg(long, value_enum)]
     penalty: PenaltyArg,
     /// Penalty strength (the L1 strength for the elastic net).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     lambda: f64,
     /// L2 strength of the elastic net.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     l2: f64,
     /// Standardise the features (zero mean, unit variance; dense data only; not private).
     #[arg(long)]
     standardize: bool,
     /// Relative tolerance of the certificate.
-    #[arg(long, default_value_t = 1e-10)]
+    #[arg(long, default_value_t = 1e-10, allow_negative_numbers = true)]
     tol: f64,
     /// Maximum passes over the coordinates.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, allow_negative_numbers = true)]
     max_passes: u64,
     /// Anderson extrapolation memory (0 disables).
-    #[arg(long, default_value_t = ReferenceOptions::default().anderson)]
+    #[arg(long, default_value_t = ReferenceOptions::default().anderson, allow_negative_numbers = true)]
     anderson: usize,
+    /// Print one JSON object (data, problem, solver, support, coefficients, certificate,
+    /// objective, gap) instead of text lines.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Runs the subcommand, printing the report.
 pub fn run(args: Args) -> Result<()> {
-    print!("{}", run_to_string(&args)?);
+    let out = run_to_string(&args)?;
+    if args.json {
+        println!("{out}");
+    } else {
+        print!("{out}");
+    }
     Ok(())
 }
 
@@ -125,13 +136,7 @@ pub fn run_to_string(args: &Args) -> Result<String> {
     };
     match format {
         Format::Csv => {
-            let target = match &args.target {
-                None => Target::Last,
-                Some(t) => match t.parse::<usize>() {
-                    Ok(i) => Target::Index(i),
-                    Err(_) => Target::Name(t.clone()),
-                },
-            };
+            let target = Target::parse(args.target.as_deref());
             let labels = match (&args.positive, &args.negative) {
                 (Some(p), Some(n)) => LabelMap::Binary {
                     positive: p.clone(),
@@ -229,11 +234,47 @@ fn report<D: Design, L: Loss, P: Penalty>(
     opts: &ReferenceOptions,
 ) -> Result<String> {
     use std::fmt::Write;
-    let mut out = String::new();
     let obj = Objective::new(data, loss, penalty)?;
     let start = std::time::Instant::now();
     let sol = solve(&obj, opts).context("reference solver")?;
     let secs = start.elapsed().as_secs_f64();
+    let pen = match args.penalty {
+        PenaltyArg::L1 => format!("lambda ||w||_1, lambda = {}", args.lambda),
+        PenaltyArg::L2 => format!("(lambda/2) ||w||_2^2, lambda = {}", args.lambda),
+        PenaltyArg::ElasticNet => format!(
+            "lambda ||w||_1 + (l2/2) ||w||_2^2, lambda = {}, l2 = {}",
+            args.lambda, args.l2
+        ),
+        PenaltyArg::None => "0 (no penalty)".into(),
+    };
+    let problem = format!("F(w) = (1/n) sum_i {} + {pen}", loss_formula(args));
+    if args.json {
+        let out = json!({
+            "data": args.data.display().to_string(),
+            "n": data.n_samples(),
+            "p": data.n_features(),
+            "layout": layout,
+            "nnz": data.x().nnz(),
+            "standardized": args.standardize,
+            "problem": problem,
+            "loss": loss.name(),
+            "penalty": penalty.name(),
+            "lambda": args.lambda,
+            "l2": args.l2,
+            "solver": "cyclic proximal CD",
+            "passes": sol.iterations,
+            "seconds": secs,
+            "support": sol.support_size(),
+            "w": sol.w,
+            "certificate": sol.kind.to_string(),
+            "relative_certificate": sol.relative_certificate,
+            "tol": opts.tol,
+            "objective": sol.objective,
+            "gap": sol.certificate,
+        });
+        return Ok(out.to_string());
+    }
+    let mut out = String::new();
     writeln!(
         out,
         "data: {} ({} x {}, {layout}, nnz {}){}",
@@ -247,20 +288,7 @@ fn report<D: Design, L: Loss, P: Penalty>(
             ""
         }
     )?;
-    let pen = match args.penalty {
-        PenaltyArg::L1 => format!("lambda ||w||_1, lambda = {}", args.lambda),
-        PenaltyArg::L2 => format!("(lambda/2) ||w||_2^2, lambda = {}", args.lambda),
-        PenaltyArg::ElasticNet => format!(
-            "lambda ||w||_1 + (l2/2) ||w||_2^2, lambda = {}, l2 = {}",
-            args.lambda, args.l2
-        ),
-        PenaltyArg::None => "0 (no penalty)".into(),
-    };
-    writeln!(
-        out,
-        "problem: F(w) = (1/n) sum_i {} + {pen}",
-        loss_formula(args)
-    )?;
+    writeln!(out, "problem: {problem}")?;
     writeln!(
         out,
         "solver: cyclic proximal CD, {} passes, {secs:.3} s",

@@ -100,8 +100,8 @@ struct Opts {
     /// Poisson sampling rate q in (0, 1] (subsampled-gaussian only).
     #[arg(long, allow_negative_numbers = true)]
     sampling_rate: Option<f64>,
-    /// Number of steps (compositions).
-    #[arg(long)]
+    /// Number of steps (compositions): a whole number, `1000000` or `1e6`.
+    #[arg(long, value_parser = parse_count)]
     steps: Option<u64>,
     /// Target delta.
     #[arg(long, allow_negative_numbers = true)]
@@ -212,6 +212,25 @@ fn delta(o: &Opts) -> Result<Delta> {
     Ok(Delta::new(d)?)
 }
 
+/// A count given as an integer (`1000000`) or in scientific notation (`1e6`), which must
+/// then be a whole number.
+fn parse_count(s: &str) -> std::result::Result<u64, String> {
+    if let Ok(v) = s.trim().parse::<u64>() {
+        return Ok(v);
+    }
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 18_446_744_073_709_551_616.0 => {
+            Ok(v as u64)
+        }
+        Ok(v) => Err(format!(
+            "{v} is not a whole number of steps in [0, 2^64): steps must be an integer (e.g. 1000 or 1e9)"
+        )),
+        Err(_) => Err(format!(
+            "'{s}' is not a number: steps must be an integer (e.g. 1000 or 1e9)"
+        )),
+    }
+}
+
 fn steps(o: &Opts) -> Result<u64> {
     let t = need(o.steps, "--steps", "this query")?;
     if t == 0 {
@@ -306,21 +325,34 @@ fn epsilon_query(o: &Opts) -> Result<Output> {
             let plan = gaussian_plan(o, accountant)?;
             let z = multiplier(o)?;
             if accountant == AccountantArg::Pld {
+                // The reported value is the smaller of the PLD upper bound and the RDP
+                // bound (both valid); say which one it is.
+                let e = calibrate::epsilon_detail(&plan, z, d)?;
                 let mech = match plan.mechanism {
-                    PlanMechanism::Gaussian => PldMechanism::Gaussian {
-                        noise_multiplier: z.get(),
-                    },
                     PlanMechanism::SubsampledGaussian { sampling_rate } => {
                         PldMechanism::SubsampledGaussian {
                             sampling_rate: sampling_rate.get(),
                             noise_multiplier: z.get(),
                         }
                     }
+                    _ => PldMechanism::Gaussian {
+                        noise_multiplier: z.get(),
+                    },
                 };
-                let b = pld::epsilon_upper(&mech, t, d.get())?;
-                lines.push(format!("pld interval = [{}, {}]", b.lower, b.upper));
-                extra.insert("epsilon_lower".into(), json!(b.lower));
-                b.upper
+                if let Ok(b) = pld::epsilon_upper(&mech, t, d.get()) {
+                    lines.push(format!("pld interval = [{}, {}]", b.lower, b.upper));
+                    extra.insert("epsilon_lower".into(), json!(b.lower));
+                    extra.insert("pld_upper".into(), json!(b.upper));
+                }
+                let which = match e.order {
+                    Some(order) => format!(
+                        "rdp (improved conversion, order {order}): smaller than the pld upper bound"
+                    ),
+                    None => "pld upper bound".to_string(),
+                };
+                lines.push(format!("reported bound = {which}"));
+                extra.insert("bound".into(), json!(which));
+                e.epsilon
             } else {
                 let e = calibrate::epsilon_detail(&plan, z, d)?;
                 if let Some(order) = e.order {

@@ -1,0 +1,519 @@
+//! `cargo xtask fit` / `cargo xtask predict` end to end, as a user would run them.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn xtask() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+}
+
+/// A fresh directory for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dp-erm-fit-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A separable-ish two-class CSV with named classes, features in [-1, 1].
+fn write_csv(dir: &std::path::Path, n: usize, with_labels: bool) -> PathBuf {
+    let mut s = String::from(if with_labels {
+        "a,b,c,label\n"
+    } else {
+        "a,b,c\n"
+    });
+    for i in 0..n {
+        let a = ((i * 7919 % 1000) as f64 / 500.0) - 1.0;
+        let b = ((i * 104_729 % 997) as f64 / 498.5) - 1.0;
+        let c = ((i * 31 % 101) as f64 / 50.5) - 1.0;
+        let label = if 2.0 * a - b + 0.1 * c > 0.0 {
+            "yes"
+        } else {
+            "no"
+        };
+        if with_labels {
+            s.push_str(&format!("{a},{b},{c},{label}\n"));
+        } else {
+            s.push_str(&format!("{a},{b},{c}\n"));
+        }
+    }
+    let path = dir.join(if with_labels { "train.csv" } else { "new.csv" });
+    std::fs::write(&path, s).unwrap();
+    path
+}
+
+fn run(cmd: &mut Command) -> (bool, String, String) {
+    let out = cmd.output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn field(text: &str, key: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key} = ")))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[test]
+fn csv_to_private_model_to_predictions() {
+    let dir = scratch("e2e");
+    let train = write_csv(&dir, 2000, true);
+    let model = dir.join("model.json");
+    for algorithm in ["dp-cd", "dp-gcd", "dp-sgd"] {
+        let (ok, out, err) = run(xtask().args([
+            "fit",
+            "--data",
+            train.to_str().unwrap(),
+            "--target",
+            "label",
+            "--positive",
+            "yes",
+            "--negative",
+            "no",
+            "--loss",
+            "logistic",
+            "--penalty",
+            "l2",
+            "--lambda",
+            "1e-3",
+            "--algorithm",
+            algorithm,
+            "--intercept",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-6",
+            "--feature-bound",
+            "1",
+            "--test-fraction",
+            "0.25",
+            "--model-out",
+            model.to_str().unwrap(),
+        ]));
+        assert!(ok, "{algorithm}: {out}\n{err}");
+        let eps = field(&out, "epsilon").expect("epsilon line");
+        assert!(eps > 0.0 && eps <= 1.0, "{out}");
+        assert!(field(&out, "delta").unwrap() <= 1e-6, "{out}");
+        let acc = field(&out, "accuracy").expect("accuracy line");
+        // Majority class is about 1/2 here; a private model must do clearly better.
+        assert!(acc > 0.7, "{algorithm}: held-out accuracy {acc}\n{out}");
+        assert!(out.contains("clipped = 0 of"), "{out}");
+        let text = std::fs::read_to_string(&model).unwrap();
+        assert!(!text.contains("seed"), "{text}");
+        assert!(text.contains("\"guarantee\""), "{text}");
+    }
+    // Predict on a labelled file: prints the score.
+    let (ok, out, err) = run(xtask().args([
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        train.to_str().unwrap(),
+    ]));
+    assert!(ok, "{out}\n{err}");
+    assert!(field(&out, "accuracy").unwrap() > 0.7, "{out}");
+    // Predict on a file without labels: writes one prediction per row.
+    let new = write_csv(&dir, 10, false);
+    let preds = dir.join("predictions.csv");
+    let (ok, out, err) = run(xtask().args([
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        new.to_str().unwrap(),
+        "--out",
+        preds.to_str().unwrap(),
+        "--json",
+    ]));
+    assert!(ok, "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["rows"], 10);
+    let written = std::fs::read_to_string(&preds).unwrap();
+    assert_eq!(written.lines().count(), 11, "{written}");
+    assert!(written.starts_with("prediction,probability"));
+}
+
+#[test]
+fn fit_json_reports_solver_seconds_and_seeded_runs_reproduce() {
+    let dir = scratch("json");
+    let train = write_csv(&dir, 500, true);
+    let fit = |model: &str| {
+        run(xtask().args([
+            "fit",
+            "--data",
+            train.to_str().unwrap(),
+            "--target",
+            "label",
+            "--positive",
+            "yes",
+            "--negative",
+            "no",
+            "--loss",
+            "logistic",
+            "--algorithm",
+            "dp-cd",
+            "--epsilon",
+            "2",
+            "--delta",
+            "1e-5",
+            "--feature-bound",
+            "1",
+            "--seed",
+            "7",
+            "--json",
+            "--model-out",
+            dir.join(model).to_str().unwrap(),
+        ]))
+    };
+    let (ok, out, err) = fit("a.json");
+    assert!(ok, "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(v["solver_seconds"].as_f64().unwrap() >= 0.0);
+    assert!(v["epsilon"].as_f64().unwrap() <= 2.0);
+    let (ok, _, _) = fit("b.json");
+    assert!(ok);
+    let a = std::fs::read_to_string(dir.join("a.json")).unwrap();
+    let b = std::fs::read_to_string(dir.join("b.json")).unwrap();
+    assert_eq!(a, b);
+    assert!(!a.contains("seed") && !a.contains("\"7\""), "{a}");
+}
+
+#[test]
+fn fit_refuses_what_it_cannot_do_privately() {
+    let dir = scratch("errors");
+    let train = write_csv(&dir, 50, true);
+    let model = dir.join("m.json");
+    let base = |extra: &[&str]| {
+        let mut c = xtask();
+        c.args([
+            "fit",
+            "--data",
+            train.to_str().unwrap(),
+            "--target",
+            "label",
+            "--positive",
+            "yes",
+            "--negative",
+            "no",
+            "--loss",
+            "logistic",
+            "--algorithm",
+            "dp-cd",
+            "--model-out",
+            model.to_str().unwrap(),
+        ]);
+        c.args(extra);
+        run(&mut c)
+    };
+    // No bound and no explicit opt-in: refused, naming both ways out.
+    let (ok, _, err) = base(&["--epsilon", "1", "--delta", "1e-6"]);
+    assert!(!ok);
+    assert!(
+        err.contains("--feature-bound") && err.contains("--non-private-constants-from-data"),
+        "{err}"
+    );
+    // Negative numbers reach the validation.
+    let (ok, _, err) = base(&[
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--feature-bound",
+        "1",
+        "--lambda",
+        "-1",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("lambda"), "{err}");
+    let (ok, _, err) = base(&["--epsilon", "-1", "--delta", "1e-6", "--feature-bound", "1"]);
+    assert!(!ok);
+    assert!(err.contains("epsilon"), "{err}");
+    // Nothing was written by the failed runs.
+    assert!(!model.exists());
+    // A missing file names it.
+    let (ok, _, err) = run(xtask().args([
+        "predict",
+        "--model",
+        dir.join("nope.json").to_str().unwrap(),
+        "--data",
+        train.to_str().unwrap(),
+    ]));
+    assert!(!ok);
+    assert!(err.contains("nope.json"), "{err}");
+}
+
+#[test]
+fn libsvm_input_fits_and_predicts() {
+    let dir = scratch("libsvm");
+    // The same classes as write_csv, as LIBSVM text (zeros omitted).
+    let mut s = String::new();
+    for i in 0..1500 {
+        let a = ((i * 7919 % 1000) as f64 / 500.0) - 1.0;
+        let b = ((i * 104_729 % 997) as f64 / 498.5) - 1.0;
+        let c = ((i * 31 % 101) as f64 / 50.5) - 1.0;
+        let y = if 2.0 * a - b + 0.1 * c > 0.0 {
+            "+1"
+        } else {
+            "-1"
+        };
+        s.push_str(y);
+        for (j, v) in [a, b, c].into_iter().enumerate() {
+            if v != 0.0 {
+                s.push_str(&format!(" {}:{v}", j + 1));
+            }
+        }
+        s.push('\n');
+    }
+    let data = dir.join("train.svm");
+    std::fs::write(&data, s).unwrap();
+    let model = dir.join("model.json");
+    for algorithm in ["dp-sgd", "dp-cd"] {
+        let (ok, out, err) = run(xtask().args([
+            "fit",
+            "--data",
+            data.to_str().unwrap(),
+            "--loss",
+            "logistic",
+            "--algorithm",
+            algorithm,
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-6",
+            "--feature-bound",
+            "1",
+            "--test-fraction",
+            "0.2",
+            "--model-out",
+            model.to_str().unwrap(),
+        ]));
+        assert!(ok, "{algorithm}: {out}\n{err}");
+        assert!(field(&out, "accuracy").unwrap() > 0.7, "{algorithm}: {out}");
+        assert!(field(&out, "epsilon").unwrap() <= 1.0, "{out}");
+        let text = std::fs::read_to_string(&model).unwrap();
+        assert!(text.contains("\"format\": \"libsvm\""), "{text}");
+        assert!(!text.contains("seed"), "{text}");
+    }
+    let (ok, out, err) = run(xtask().args([
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--json",
+    ]));
+    assert!(ok, "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["rows"], 1500);
+    assert!(v["accuracy"].as_f64().unwrap() > 0.7, "{v}");
+    assert!(v["log_loss"].as_f64().unwrap() > 0.0, "{v}");
+    // --target is a CSV option.
+    let (ok, _, err) = run(xtask().args([
+        "fit",
+        "--data",
+        data.to_str().unwrap(),
+        "--target",
+        "0",
+        "--loss",
+        "logistic",
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--feature-bound",
+        "1",
+        "--model-out",
+        model.to_str().unwrap(),
+    ]));
+    assert!(!ok);
+    assert!(err.contains("--target applies to CSV files only"), "{err}");
+}
+
+#[test]
+fn feature_bound_clips_and_says_how_many() {
+    let dir = scratch("clip");
+    let train = write_csv(&dir, 400, true);
+    // Count by hand the values beyond 0.5 in the three feature columns.
+    let text = std::fs::read_to_string(&train).unwrap();
+    let beyond = text
+        .lines()
+        .skip(1)
+        .flat_map(|l| {
+            l.split(',')
+                .take(3)
+                .map(|v| v.parse::<f64>().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .filter(|v| v.abs() > 0.5)
+        .count();
+    assert!(beyond > 0);
+    let model = dir.join("m.json");
+    let (ok, out, err) = run(xtask().args([
+        "fit",
+        "--data",
+        train.to_str().unwrap(),
+        "--target",
+        "label",
+        "--positive",
+        "yes",
+        "--negative",
+        "no",
+        "--loss",
+        "squared-hinge",
+        "--algorithm",
+        "dp-gcd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--feature-bound",
+        "0.5",
+        "--model-out",
+        model.to_str().unwrap(),
+    ]));
+    assert!(ok, "{out}\n{err}");
+    assert!(
+        out.contains(&format!(
+            "clipped = {beyond} of 1200 values clipped to the declared bound |x| <= 0.5"
+        )),
+        "{beyond}: {out}"
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    assert_eq!(file["feature_bound"], 0.5);
+    assert_eq!(
+        file["model"]["privacy"]["uses_non_private_constants"],
+        false
+    );
+}
+
+#[test]
+fn non_private_constants_need_the_flag_and_are_recorded() {
+    let dir = scratch("nonprivate");
+    let train = write_csv(&dir, 300, true);
+    let model = dir.join("m.json");
+    let (ok, out, err) = run(xtask().args([
+        "fit",
+        "--data",
+        train.to_str().unwrap(),
+        "--target",
+        "label",
+        "--positive",
+        "yes",
+        "--negative",
+        "no",
+        "--loss",
+        "logistic",
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--non-private-constants-from-data",
+        "--model-out",
+        model.to_str().unwrap(),
+    ]));
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("uses_non_private_constants = true"), "{out}");
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    assert_eq!(file["model"]["privacy"]["uses_non_private_constants"], true);
+    assert!(file["feature_bound"].is_null());
+}
+
+#[test]
+fn regression_reports_mse_and_predict_checks_columns() {
+    let dir = scratch("regression");
+    let mut s = String::from("x0,x1,y\n");
+    for i in 0..1000 {
+        let a = ((i * 7919 % 1000) as f64 / 500.0) - 1.0;
+        let b = ((i * 104_729 % 997) as f64 / 498.5) - 1.0;
+        s.push_str(&format!("{a},{b},{}\n", 0.5 * a - 0.25 * b));
+    }
+    let train = dir.join("reg.csv");
+    std::fs::write(&train, s).unwrap();
+    let model = dir.join("m.json");
+    let (ok, out, err) = run(xtask().args([
+        "fit",
+        "--data",
+        train.to_str().unwrap(),
+        "--loss",
+        "squared",
+        "--algorithm",
+        "dp-cd",
+        "--intercept",
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-6",
+        "--feature-bound",
+        "1",
+        "--test-fraction",
+        "0.3",
+        "--model-out",
+        model.to_str().unwrap(),
+    ]));
+    assert!(ok, "{out}\n{err}");
+    let mse = field(&out, "mse").expect("mse line");
+    // The label variance is about 0.1; a useful model does clearly better.
+    assert!(mse < 0.05, "{out}");
+    assert!(field(&out, "accuracy").is_none(), "{out}");
+    // Columns in another order, without the label: fine.
+    let new = dir.join("new.csv");
+    std::fs::write(&new, "x1,x0\n0.5,0.5\n-1,1\n").unwrap();
+    let (ok, out, err) = run(xtask().args([
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        new.to_str().unwrap(),
+    ]));
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(field(&out, "rows"), Some(2.0), "{out}");
+    assert!(field(&out, "mse").is_none(), "{out}");
+    // A missing column and an unknown column are named, with the file.
+    std::fs::write(&new, "x0,z\n0.5,0.5\n").unwrap();
+    let (ok, _, err) = run(xtask().args([
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        new.to_str().unwrap(),
+    ]));
+    assert!(!ok);
+    assert!(
+        err.contains("new.csv") && err.contains("missing feature column(s) \"x1\""),
+        "{err}"
+    );
+    std::fs::write(&new, "x0,x1,z\n0.5,0.5,1\n").unwrap();
+    let (ok, _, err) = run(xtask().args([
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        new.to_str().unwrap(),
+    ]));
+    assert!(!ok);
+    assert!(err.contains("unexpected column(s) \"z\""), "{err}");
+    // A bad value: file, line, column and value in one line.
+    std::fs::write(&new, "x0,x1\n0.5,0.5\n0.1,abc\n").unwrap();
+    let (ok, _, err) = run(xtask().args([
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        new.to_str().unwrap(),
+    ]));
+    assert!(!ok);
+    assert!(
+        err.contains("new.csv, line 3, column \"x1\" (index 1): \"abc\" is not a number"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
