@@ -150,11 +150,10 @@ pub struct FitArgs {
     /// Clipping threshold `C` (private algorithms).
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     clip: f64,
-    /// DP-SGD batch size (at most the number of training rows). Default: a quarter of
-    /// the training rows. Batches are drawn without replacement under replace-one
-    /// neighbours, whose accountant (Wang, Balle & Kasiviswanathan 2019, Thm. 9) credits
-    /// little amplification by subsampling at the noise levels of a small epsilon, so
-    /// large batches need far less noise per example than small ones.
+    /// DP-SGD batch size (at most the number of training rows). Default: 64, or all the
+    /// rows when there are fewer. Batches are drawn without replacement under
+    /// replace-one neighbours and accounted with subsampling amplification (Wang, Balle
+    /// & Kasiviswanathan 2019).
     #[arg(long, allow_negative_numbers = true)]
     batch_size: Option<u64>,
     /// Declared public bound `|x_ij| <= B`, chosen without looking at the data. Values
@@ -702,11 +701,11 @@ where
     Ok((serde_json::Value::Object(out), model))
 }
 
-/// The DP-SGD batch size: the given one (1 ..= n), or a quarter of the `n` rows.
+/// The DP-SGD batch size: the given one (1 ..= n), or 64 (all `n` rows when fewer).
 fn batch_size(given: Option<u64>, n: usize) -> Result<u64> {
     let n = n as u64;
     match given {
-        None => Ok(n.div_ceil(4).max(1)),
+        None => Ok(n.min(64)),
         Some(0) => bail!("invalid --batch-size 0: a batch needs at least one row"),
         Some(b) if b > n => bail!("invalid --batch-size {b}: larger than the {n} training rows"),
         Some(b) => Ok(b),
