@@ -23,7 +23,7 @@ use crate::sgd::{
     NoVecNoise, SgdProblem, VecNoise,
 };
 use crate::solver::{check_finite, Solver, Streams, Switches};
-use dp_accounting::calibrate::{self, Plan, PlanMechanism};
+use dp_accounting::calibrate::{self, Calibration, Plan, PlanMechanism};
 use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::mechanisms::Gaussian;
 use dp_accounting::{Epsilon, SamplingRate};
@@ -165,9 +165,17 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
             public_n,
             smoothness: self.smoothness,
             w0: self.w0,
+            calibrations: Default::default(),
         })
     }
 }
+
+/// Calibrations already computed by one solver, keyed by the plan and the epsilon
+/// (delta is the solver's). Calibrating a sampled plan costs milliseconds and repeated
+/// fits of one solver (tuning, audits) ask for the same plans. The values are
+/// data-independent (a plan depends on the data only through the public `n`), and the
+/// search is deterministic, so a hit returns exactly what a new search would.
+type CalibrationMemo = std::sync::Arc<std::sync::Mutex<Vec<(Plan, u64, Calibration)>>>;
 
 /// DP-SGD with checked parameters (see [`DpSgdParams`]).
 #[derive(Debug, Clone)]
@@ -183,6 +191,7 @@ pub struct DpSgd<L, P> {
     public_n: Option<usize>,
     smoothness: GlobalSmoothness,
     w0: Option<Vec<f64>>,
+    calibrations: CalibrationMemo,
 }
 
 /// Gaussian noise on every coordinate of the summed gradient.
@@ -265,6 +274,24 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         })
     }
 
+    /// The smallest noise multiplier meeting `epsilon` for `plan`, memoised per solver.
+    fn calibrate(&self, plan: &Plan, epsilon: f64) -> Result<Calibration> {
+        const MEMO_SIZE: usize = 16;
+        let key = epsilon.to_bits();
+        if let Ok(memo) = self.calibrations.lock() {
+            if let Some((_, _, c)) = memo.iter().find(|(p, e, _)| p == plan && *e == key) {
+                return Ok(*c);
+            }
+        }
+        let c = calibrate::calibrate_sigma(plan, Epsilon::new(epsilon)?, self.privacy.delta)?;
+        if let Ok(mut memo) = self.calibrations.lock() {
+            if memo.len() < MEMO_SIZE {
+                memo.push((*plan, key, c));
+            }
+        }
+        Ok(c)
+    }
+
     /// The number of records the plan is built on: `n` under replace-one, the stated
     /// `public_n` under add/remove.
     fn planned_n(&self, n: usize) -> usize {
@@ -296,8 +323,7 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         let steps = steps_for(self.passes, n, self.batch_size)?;
         let q = self.batch_size as f64 / n as f64;
         let plan = self.accountant_plan(steps, q)?;
-        let calibration =
-            calibrate::calibrate_sigma(&plan, Epsilon::new(epsilon)?, self.privacy.delta)?;
+        let calibration = self.calibrate(&plan, epsilon)?;
         let s = calibration.noise_multiplier;
         let sensitivity = match self.adjacency {
             Adjacency::ReplaceOne => 2.0 * self.clip,

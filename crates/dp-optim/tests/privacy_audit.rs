@@ -1356,9 +1356,7 @@ fn dp_sgd_subsampled_empirical_epsilon_both_adjacencies() {
         // tenth row has a gradient: -C on D when sampled, which D' shares under
         // add/remove). Normalised: sum / sens, signed so that D' is above D.
         let stat = |w: f64| sign * (-w * b as f64 / eta) / sens;
-        // Each fit recalibrates (sampled RDP over the order grid): the long variant uses
-        // 250 000 runs per side to stay within a few CPU minutes per adjacency.
-        let runs = audit_runs(4_000, 250_000);
+        let runs = audit_runs(4_000, 1_000_000);
         let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
         for k in 0..runs as u64 {
             out_d.push(stat(
