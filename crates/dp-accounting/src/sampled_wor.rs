@@ -235,27 +235,12 @@ pub(crate) fn rdp_unchecked(gamma: f64, z: f64, alpha: f64) -> f64 {
 /// assert!(e < 1e-3);
 /// ```
 pub fn sampled_wor_gaussian_rdp(gamma: f64, z: f64, alpha: f64) -> Result<f64> {
-    if !(gamma.is_finite() && gamma > 0.0 && gamma <= 1.0) {
-        return Err(AccountingError::InvalidParameter {
-            name: "sampling fraction (batch size / n)",
-            value: gamma,
-            expected: "must be in (0, 1]",
-        });
-    }
-    if !(z.is_finite() && z > 0.0) {
-        return Err(AccountingError::InvalidParameter {
-            name: "noise multiplier (sigma)",
-            value: z,
-            expected: "must be finite and > 0",
-        });
-    }
-    if !(alpha.is_finite() && alpha > 1.0) {
-        return Err(AccountingError::InvalidParameter {
-            name: "Renyi order (alpha)",
-            value: alpha,
-            expected: "must be finite and > 1",
-        });
-    }
+    crate::subsampled::check_sampled_gaussian_args(
+        "sampling fraction (batch size / n)",
+        gamma,
+        z,
+        alpha,
+    )?;
     let v = rdp_unchecked(gamma, z, alpha);
     if v.is_nan() {
         return Err(AccountingError::Numerical(format!(

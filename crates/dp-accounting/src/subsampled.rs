@@ -235,16 +235,17 @@ pub(crate) fn rdp_unchecked(q: f64, z: f64, alpha: f64) -> f64 {
     log_add_exp(0.0, lam1) / (alpha - 1.0)
 }
 
-/// RDP at order `alpha` of the Poisson-subsampled Gaussian with sampling rate `q` and
-/// noise multiplier `z` (see the module docs for the claim), rounded up.
-///
-/// Errors on `q` outside (0, 1], `z` not finite and > 0, an order that is not finite
-/// and > 1, or a fractional order outside [[`MIN_FRACTIONAL_ORDER`],
-/// [`MAX_FRACTIONAL_ORDER`]].
-pub fn subsampled_gaussian_rdp(q: f64, z: f64, alpha: f64) -> Result<f64> {
+/// Checks a sampling rate in (0, 1], a finite noise multiplier > 0 and a finite order
+/// > 1, naming the first that is not.
+pub(crate) fn check_sampled_gaussian_args(
+    rate_name: &'static str,
+    q: f64,
+    z: f64,
+    alpha: f64,
+) -> Result<()> {
     if !(q.is_finite() && q > 0.0 && q <= 1.0) {
         return Err(AccountingError::InvalidParameter {
-            name: "sampling rate",
+            name: rate_name,
             value: q,
             expected: "must be in (0, 1]",
         });
@@ -263,6 +264,17 @@ pub fn subsampled_gaussian_rdp(q: f64, z: f64, alpha: f64) -> Result<f64> {
             expected: "must be finite and > 1",
         });
     }
+    Ok(())
+}
+
+/// RDP at order `alpha` of the Poisson-subsampled Gaussian with sampling rate `q` and
+/// noise multiplier `z` (see the module docs for the claim), rounded up.
+///
+/// Errors on `q` outside (0, 1], `z` not finite and > 0, an order that is not finite
+/// and > 1, or a fractional order outside [[`MIN_FRACTIONAL_ORDER`],
+/// [`MAX_FRACTIONAL_ORDER`]].
+pub fn subsampled_gaussian_rdp(q: f64, z: f64, alpha: f64) -> Result<f64> {
+    check_sampled_gaussian_args("sampling rate", q, z, alpha)?;
     let v = rdp_unchecked(q, z, alpha);
     if v.is_nan() {
         return Err(AccountingError::Numerical(format!(

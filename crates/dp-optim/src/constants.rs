@@ -14,8 +14,8 @@
 //! works on every builder.
 
 use crate::error::{positive, OptimError, Result};
-use crate::privacy::{pre_spent_epsilon, remaining_epsilon};
-use dp_accounting::ledger::{Charge, Ledger};
+use crate::privacy::{charge_pre_spent, pre_spent_epsilon, remaining_epsilon};
+use dp_accounting::ledger::Ledger;
 use dp_accounting::Epsilon;
 use dp_models::constants::{
     coordinate_smoothness, global_smoothness, private_coordinate_smoothness_with,
@@ -194,14 +194,11 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
             uses_non_private: true,
         },
         Smoothness::Given(t) => {
-            let cost = pre_spent_epsilon(&t.provenance);
-            if cost > 0.0 {
-                ledger.charge(Charge::PureDp {
-                    epsilon: cost,
-                    count: 1,
-                    label: "smoothness constants estimated before the fit".into(),
-                })?;
-            }
+            let cost = charge_pre_spent(
+                ledger,
+                pre_spent_epsilon(&t.provenance),
+                "smoothness constants",
+            )?;
             ResolvedSmoothness {
                 tagged: t.clone(),
                 spent: (cost > 0.0).then_some(cost),
@@ -220,14 +217,11 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
                     bounds.len()
                 )));
             }
-            let bound_cost = pre_spent_epsilon(&feature_bounds.provenance);
-            if bound_cost > 0.0 {
-                ledger.charge(Charge::PureDp {
-                    epsilon: bound_cost,
-                    count: 1,
-                    label: "feature bounds estimated before the fit".into(),
-                })?;
-            }
+            let bound_cost = charge_pre_spent(
+                ledger,
+                pre_spent_epsilon(&feature_bounds.provenance),
+                "feature bounds",
+            )?;
             let budget_m = remaining_epsilon(
                 budget_fraction * target_epsilon,
                 bound_cost,

@@ -75,8 +75,8 @@ use crate::error::{invalid, OptimError, Result};
 use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::plan::{DpGcdPlan, PrivacyReport, SolverPlan};
 use crate::privacy::{
-    pre_spent_epsilon, privacy_setters, remaining_epsilon, Adjacency, CheckedPrivacy, Guarantee,
-    PrivacyParams,
+    charge_pre_spent, pre_spent_epsilon, privacy_setters, remaining_epsilon, Adjacency,
+    CheckedPrivacy, Guarantee, PrivacyParams,
 };
 use crate::solver::{check_finite, Solver};
 use calibration::{laplace_step_epsilon, zcdp_split};
@@ -500,12 +500,8 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
 
         // Everything is charged before the first draw.
         let mut ledger = Ledger::new();
-        if self.spent > 0.0 && prm.noise {
-            ledger.charge(Charge::PureDp {
-                epsilon: self.spent,
-                count: 1,
-                label: "smoothness constants estimated before the fit".into(),
-            })?;
+        if prm.noise {
+            charge_pre_spent(&mut ledger, self.spent, "smoothness constants")?;
         }
         let t_iter = prm.iterations;
         // Per-iteration mechanisms (data-independent scales up to Delta_j).

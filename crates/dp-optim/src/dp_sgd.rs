@@ -15,8 +15,8 @@ use crate::kernel::objective_from_predictor;
 use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::plan::{BatchSampling, DpSgdPlan, PrivacyReport, SolverPlan};
 use crate::privacy::{
-    ledger_guarantee, pre_spent_epsilon, privacy_setters, remaining_epsilon, Adjacency,
-    CheckedPrivacy, PrivacyParams,
+    charge_pre_spent, ledger_guarantee, pre_spent_epsilon, privacy_setters, remaining_epsilon,
+    Adjacency, CheckedPrivacy, PrivacyParams,
 };
 use crate::sgd::{
     check_sgd_problem, resolve_beta, row_norms, run_sgd, steps_for, GlobalSmoothness, L2ClipAt,
@@ -378,14 +378,11 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         let tagged = resolve_beta(&self.smoothness, &self.loss, data.x())?;
         let provenance = tagged.provenance;
         let uses_non_private = !tagged.is_private();
-        let spent = pre_spent_epsilon(&provenance);
-        if spent > 0.0 {
-            ledger.charge(Charge::PureDp {
-                epsilon: spent,
-                count: 1,
-                label: "global smoothness estimated before the fit".into(),
-            })?;
-        }
+        let spent = charge_pre_spent(
+            &mut ledger,
+            pre_spent_epsilon(&provenance),
+            "global smoothness",
+        )?;
         let beta = tagged.require_private(self.privacy.allow_non_private_constants)?;
         let eps_opt = remaining_epsilon(self.privacy.epsilon.get(), spent, "global smoothness")?;
         let plan = self.plan_with(n, beta, provenance, eps_opt)?;

@@ -238,6 +238,23 @@ pub(crate) fn pre_spent_epsilon(provenance: &dp_models::constants::Provenance) -
     }
 }
 
+/// Charges the pure-DP cost `epsilon` of something released before the fit (nothing
+/// when it is 0), labelled `what`, and returns `epsilon`.
+pub(crate) fn charge_pre_spent(
+    ledger: &mut dp_accounting::ledger::Ledger,
+    epsilon: f64,
+    what: &str,
+) -> Result<f64> {
+    if epsilon > 0.0 {
+        ledger.charge(dp_accounting::ledger::Charge::PureDp {
+            epsilon,
+            count: 1,
+            label: format!("{what} estimated before the fit"),
+        })?;
+    }
+    Ok(epsilon)
+}
+
 /// The optimisation's share of the target after `spent` was charged elsewhere, shaved
 /// by a few ulps so that `spent + share` never exceeds the target in floating point.
 pub(crate) fn remaining_epsilon(target: f64, spent: f64, what: &'static str) -> Result<f64> {
