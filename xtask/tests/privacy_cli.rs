@@ -265,3 +265,25 @@ fn bad_arguments_are_clear_errors() {
     );
     fails("frobnicate", "frobnicate");
 }
+
+/// The PLD accountant never reports above the RDP bound: over a long composition its
+/// upper bound alone is looser (208.9 here), and the calculator then reports the RDP
+/// value and says so. `--steps` also takes scientific notation.
+#[test]
+fn pld_epsilon_is_never_above_the_rdp_bound() {
+    let q = "epsilon --mechanism gaussian --sigma 50 --steps 5.6e5 --delta 1e-6 --accountant";
+    let pld = value(&format!("{q} pld"), "epsilon");
+    let rdp = value(&format!("{q} rdp"), "epsilon");
+    assert!(pld <= rdp, "pld {pld} > rdp {rdp}");
+    let (_, out, _) = run(&format!("{q} pld"));
+    assert!(out.contains("reported bound = rdp"), "{out}");
+    // Where the PLD bound is the tighter one, it is reported as such.
+    let (_, out, _) = run(
+        "epsilon --mechanism gaussian --sigma 500 --steps 560000 --delta 1e-6 --accountant pld",
+    );
+    assert!(out.contains("reported bound = pld upper bound"), "{out}");
+    fails(
+        "epsilon --mechanism gaussian --sigma 2 --steps 1.5 --delta 1e-6",
+        "whole number",
+    );
+}
