@@ -1,5 +1,5 @@
-//! The DP-CD paper's experiments (Mangold, Bellet, Salmon, Tommasi, ICML 2022; spec
-//! `docs/reproduction.md`): Table 2 (relative error after tuning), Table 3 (time per run) and
+//! The DP-CD paper's experiments (Mangold, Bellet, Salmon, Tommasi, ICML 2022; Sec. 6 and
+//! Appendix G of the paper; our results are in `docs/reproduction.md`): Table 2 (relative error after tuning), Table 3 (time per run) and
 //! Figures 1-2 (error against passes), on California and Electricity (raw and standardised)
 //! and the synthetic Sparse LASSO, for DP-CD, DP-CD-P and DP-SGD.
 //!
@@ -139,7 +139,7 @@ pub enum Algorithm {
     DpCdCyclic,
     /// DP-CD with privately estimated smoothness constants (10 % of epsilon).
     DpCdP,
-    /// Proximal DP-SGD, batch size 1, Poisson sampling.
+    /// Proximal DP-SGD, batch size 1 drawn without replacement (replace-one, as DP-CD).
     DpSgd,
     /// Non-private randomized proximal CD (DP-CD's twin: no clipping, no noise), same
     /// sampling and step rule: a diagnostic baseline that is not in the paper.
@@ -1206,7 +1206,7 @@ mod tests {
 
     #[test]
     fn paper_tables_have_the_starred_cells() {
-        // Spec 7.6: the starred (lowest) cells.
+        // The DP-CD paper's Table 2: the starred (lowest) cells.
         let t = paper_table2(ProblemName::ElectricityRaw, Algorithm::DpCd).unwrap();
         assert_eq!(t[4].0, 0.0020);
         let t = paper_table2(ProblemName::CaliforniaStd, Algorithm::DpCd).unwrap();
