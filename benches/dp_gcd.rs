@@ -8,8 +8,8 @@
 //!   zCDP variant on dorothea-like.
 //!
 //! The dorothea-like fixture here is a sparse binary `800 x 88,119` design with density
-//! 0.0091 (the NIPS 2003 dorothea training set's shape after dropping empty columns;
-//! spec 7.1), drawn from a fixed seed; it is a timing fixture, not the experiment's data.
+//! 0.0091 (the shape the DP-GCD paper's Table 1 gives for dorothea: presumably the NIPS
+//! 2003 training set after dropping empty columns), drawn from a fixed seed; it is a timing fixture, not the experiment's data.
 //!
 //! Run: `cargo bench -p dp-bench --bench dp_gcd`.
 

@@ -419,7 +419,8 @@ mod tests {
 
     #[test]
     fn dp_cd_eq18_table() {
-        // DP-CD spec sec. 3.3: s (Eq. 18) for eps = 1, delta = 1/n^2, gamma_comp = steps.
+        // The DP-CD paper's Eq. 18 (Corollary B.8), computed independently of this crate:
+        // s for eps = 1, delta = 1/n^2, gamma_comp = steps.
         // Independently, Eq. 18 inverts in closed form:
         //   s = sqrt(T/2) (sqrt(a + eps) + sqrt(a)) / eps,  a = ln(1/delta).
         let cases = [

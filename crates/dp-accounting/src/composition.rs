@@ -335,8 +335,8 @@ mod tests {
 
     #[test]
     fn dp_gcd_table_4_3_advanced() {
-        // DP-GCD spec sec. 4.3: eq. (2) with k = 2T solved for eps', eps = 1, delta = 1/n^2
-        // (6 printed digits). Independently: the fixed point of eq. (2) is re-checked below.
+        // The DP-GCD paper's eq. (2) (Appendix A) with k = 2T solved for eps', eps = 1,
+        // delta = 1/n^2, computed independently of this crate (6 printed digits). Independently: the fixed point of eq. (2) is re-checked below.
         let cases = [
             (1e-6, 1, 0.129688),
             (1e-6, 2, 0.091764),

@@ -439,7 +439,8 @@ mod tests {
             want
         );
         assert!((r.order - want_a).abs() < 1e-3, "{} {}", r.order, want_a);
-        // the spec's table: s = 127.6461 gives eps = 1 to the 6 printed digits
+        // the independently computed Eq. 18 table: s = 127.6461 gives eps = 1 to the 6
+        // printed digits
         assert!((r.epsilon - 1.0).abs() < 1e-5);
     }
 

@@ -55,8 +55,8 @@ fn dp_sgd_landmark() {
     assert!(e.epsilon <= 5.632, "at least as tight as the peers' 5.632");
 }
 
-/// DP-SCD spec sec. 3.4: moments accountant (orders 1..128), closed form evaluated by
-/// the spec's author independently of this crate (5-6 printed digits).
+/// DP-SCD (Damaskinos et al. 2021, eq. (7)): moments accountant (orders 1..128), closed
+/// form evaluated independently of this crate (5-6 printed digits).
 #[test]
 fn dp_scd_moments_accountant_table() {
     let cases = [
@@ -75,12 +75,12 @@ fn dp_scd_moments_accountant_table() {
             "{q} {t} {d} {s}: {} vs {want}",
             e.epsilon
         );
-        // the spec prints the moment order lambda = alpha - 1
+        // the table prints the moment order lambda = alpha - 1
         assert_eq!(e.order, Some(order));
     }
 }
 
-/// DP-SCD spec sec. 3.4, inverse direction (YearPredictionMSD, N = 347,786, 50 epochs,
+/// DP-SCD moments accountant, inverse direction (YearPredictionMSD, N = 347,786, 50 epochs,
 /// delta = 1e-3): sigma to 4 decimals.
 #[test]
 fn dp_scd_sigma_table() {
@@ -172,7 +172,7 @@ fn optimal_composition_references() {
 }
 
 /// DP-GCD's improved mode: BestOf = max of the per-step epsilons; at T <= 14 basic
-/// composition beats eq. (2) (spec sec. 4.3 observation).
+/// composition beats eq. (2) (DP-GCD paper, Appendix A).
 #[test]
 fn best_of_composition_beats_eq2_at_small_t() {
     let d = Delta::new(1e-6).unwrap();

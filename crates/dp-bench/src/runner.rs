@@ -11,8 +11,9 @@
 //!    reports their min / mean / max, the individual errors, the coefficients and the mean
 //!    solver time.
 //!
-//! This is the protocol of the DP-CD paper (spec section 7.4): tuning is not charged to the
-//! privacy budget (it selects hyperparameters on the private data, as the paper does).
+//! This is the protocol of the DP-CD paper (Mangold et al. 2022, Sec. 6 and Appendix G.1):
+//! tuning is not charged to the privacy budget (it selects hyperparameters on the private
+//! data, as the paper does).
 //!
 //! Runs execute in parallel with rayon and are deterministic given the base seed: each run's
 //! seed is a stable hash ([`stable_seed`]) of the task's seed key, the budget, the

@@ -41,7 +41,7 @@ fn no_source_file_reads_the_shared_directory() {
         let text = std::fs::read_to_string(f).unwrap();
         for (k, line) in text.lines().enumerate() {
             let code = line.trim_start();
-            // Citations of the specs in comments and rustdoc are fine; code is not.
+            // Mentions in comments and rustdoc are fine; code is not.
             if code.starts_with("//") {
                 continue;
             }

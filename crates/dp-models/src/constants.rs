@@ -6,8 +6,9 @@
 //! * per-sample coordinate smoothness `M_j^(i) = c x_ij^2`,
 //! * dataset coordinate smoothness `M_j = (1/n) sum_i M_j^(i) = (c/n) ||X_{:,j}||^2`
 //!   ([`coordinate_smoothness`]; the coordinate-wise form
-//!   `|grad_j f(w + t e_j) - grad_j f(w)| <= M_j |t|` that coordinate descent needs,
-//!   DP-CD spec G26),
+//!   `|grad_j f(w + t e_j) - grad_j f(w)| <= M_j |t|` that coordinate descent needs and
+//!   the DP-CD paper uses in practice; with correlated features it does not imply the
+//!   paper's vector form of component smoothness, Mangold et al. 2022, Sec. 2),
 //! * global smoothness `beta = (c/n) lambda_max(X^T X)` ([`global_smoothness`]),
 //! * per-coordinate Lipschitz constants `L_j = B b_j` and the L2 Lipschitz constant
 //!   `Lambda = B R` from a declared bound `B >= |phi'|` (needs a label bound and a loss
@@ -293,8 +294,9 @@ pub fn check_positive(name: &'static str, values: &[f64]) -> Result<()> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PrivateSmoothnessOptions {
     /// Estimates below `floor_fraction * b_j` (with `b_j = c B_j^2` the per-sample bound)
-    /// are raised to it, so that steps `1/M_j` stay finite (default `1e-12`, the DP-CD
-    /// spec's suggestion). Must be finite and > 0.
+    /// are raised to it, so that steps `1/M_j` stay finite (default `1e-12`; the paper does
+    /// not say how to handle non-positive estimates, so this floor is our choice). Must be
+    /// finite and > 0.
     pub floor_fraction: f64,
 }
 
@@ -374,7 +376,7 @@ where
 /// *Proof*: the per-sample term `t_ij = min(c x_ij^2, b_j)` lies in `[0, b_j]`, so
 /// replacing one sample changes the mean `(1/n) sum_i t_ij` by at most `b_j / n`; the
 /// paper's eq. (126) takes the sensitivity as `2 b_j / n`, which is an upper bound, and
-/// we follow it (DP-CD spec G9). Laplace noise of scale `2 b_j p / (n eps')` on a query
+/// we follow it (Mangold et al. 2022, Appendix F). Laplace noise of scale `2 b_j p / (n eps')` on a query
 /// of sensitivity `2 b_j / n` is `(eps'/p)`-DP (Dwork & Roth 2014, Thm 3.6), and basic
 /// composition over the `p` coordinates (Thm 3.16) gives `eps'`. The floor is
 /// post-processing with a public constant. The sampler is a floating-point idealisation

@@ -264,9 +264,9 @@ impl Loss for Huber {
     }
 }
 
-/// Hinge loss `max(0, 1 - y z)`, labels in `{-1, +1}`. Not smooth: only dual methods
-/// (SDCA / DP-SCD) and Frank-Wolfe accept it; smooth solvers reject it because
-/// [`Loss::curvature_bound`] is `None`.
+/// Hinge loss `max(0, 1 - y z)`, labels in `{-1, +1}`. Not smooth: it suits dual methods
+/// (SDCA / DP-SCD) and Frank-Wolfe, which this workspace does not implement; solvers that
+/// need smoothness reject it because [`Loss::curvature_bound`] is `None`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Hinge;
 

@@ -7,7 +7,7 @@
 //! standard deviations, maxima) and bakes them into every transformed row, so a model
 //! trained on the output depends on every sample through them, and no privacy
 //! guarantee covers that dependence. The DP-CD paper standardises without charging the
-//! budget (DP-CD spec G18); do so only to reproduce such experiments, and report it.
+//! budget (Mangold et al. 2022, Sec. 6.2); do so only to reproduce such experiments, and report it.
 //! [`normalize_rows`] is the exception in spirit: it is a per-row map, so it touches no
 //! other sample and costs no privacy, but it changes the problem being solved.
 //! [`clip_to_bound`] is a per-value map with a bound chosen without looking at the

@@ -64,7 +64,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReferenceOptions {
     /// Relative tolerance of the certificate (default `1e-10`; at most `1e-10` is what
-    /// the experiments need, see the DP-CD spec section 7.3).
+    /// the experiments need: `F*` must be far more accurate than the smallest relative
+    /// errors the papers report, which are below `1e-3`).
     pub tol: f64,
     /// Maximum number of passes over the coordinates (default 1,000,000).
     pub max_passes: u64,

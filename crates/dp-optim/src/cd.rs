@@ -10,7 +10,8 @@
 //! zero (frequent with soft-thresholding at 0). Nothing is allocated inside the loop.
 //!
 //! Periodic averaging (Algorithm 1, line 9: `wbar^{t+1} = (1/K) sum_{k=1}^K theta^k`) is
-//! done lazily in O(1) per step (spec section 2.6) plus O(p) and one `X wbar` per epoch.
+//! done lazily in O(1) per step plus O(p) and one `X wbar` per epoch (our implementation
+//! choice; the paper does not describe one).
 
 use crate::constants::{resolve_for_twin, Smoothness};
 use crate::error::{positive, positive_count, OptimError, Result};
@@ -59,7 +60,7 @@ where
     let inv_n = 1.0 / prob.y.len() as f64;
     let mut zero_steps = 0u64;
     let mut selector = CoordinateSelector::new(order, p);
-    // Lazy averaging state (spec 2.6): acc_j = sum of theta_j^k over the k already
+    // Lazy averaging state: acc_j = sum of theta_j^k over the k already
     // passed, last_j = first index k whose value is the current w_j.
     let (mut acc, mut last) = if schedule.averaged {
         (vec![0.0; p], vec![1u64; p])

@@ -111,7 +111,8 @@ impl Variant {
 }
 
 /// How the Laplace variant's report-noisy-max is calibrated (the monotone /
-/// non-monotone question, spec G6).
+/// non-monotone question: the paper's Theorem 4.2 applies report-noisy-max to gradient
+/// scores, which are not monotone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RnmCalibration {
     /// Default. Laplace noise of scale `2 Delta_u / eps'` added to the deterministic
@@ -827,7 +828,9 @@ fn diverged(t: u64) -> OptimError {
     ))
 }
 
-/// Index of the largest score, lowest index on ties (spec G21). NaN never wins.
+/// Index of the largest score, lowest index on ties (the paper leaves ties open; they have
+/// probability zero with continuous noise, and this keeps seeded runs reproducible). NaN
+/// never wins.
 pub(crate) fn argmax(scores: &[f64]) -> usize {
     let mut best = 0;
     let mut best_val = f64::NEG_INFINITY;

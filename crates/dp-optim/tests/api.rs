@@ -226,7 +226,7 @@ fn report_carries_plan_ledger_and_guarantee() {
 }
 
 /// DP-SGD noise multipliers (b = 1, q = 1/n, steps = passes * n, delta = 1/n^2) against
-/// the spec's table (sampled Gaussian RDP on the TF-Privacy order grid with fractional
+/// a table computed outside this crate (sampled Gaussian RDP on the TF-Privacy order grid with fractional
 /// orders, Mironov conversion), which we re-derived independently in Python: California
 /// s = 1.0359 gives eps = 1.00005 at order 21 (so the table rounds to 4 digits), Sparse
 /// LASSO s = 0.4366 gives eps = 9.9988 at order 2.6.

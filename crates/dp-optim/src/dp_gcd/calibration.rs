@@ -159,10 +159,10 @@ pub(crate) fn next_down(x: f64) -> f64 {
 mod tests {
     use super::*;
 
-    /// Spec 4.3: eps' solving eq. (2) with eps = 1, delta = 1/n^2, recomputed
+    /// eps' solving the DP-GCD paper's eq. (2) (Appendix A) with eps = 1, delta = 1/n^2, recomputed
     /// independently with python3's `decimal` at 50 digits (bisection, 200 halvings).
     #[test]
-    fn advanced_composition_matches_spec_4_3() {
+    fn advanced_composition_matches_independent_values() {
         let cases: &[(f64, &[(u64, f64)])] = &[
             (
                 1000.0,
@@ -212,7 +212,7 @@ mod tests {
             let adv = laplace_step_epsilon(1.0, 1e-6, t, LaplaceComposition::Advanced).unwrap();
             let closed = theorem_4_2_step_epsilon(1.0, 1e-6, t).unwrap();
             assert!(closed < adv, "T={t}: closed {closed} adv {adv}");
-            // Spec 4.3 table: 8 sqrt(T ln(1/delta))/n, i.e. 2/(n eps'); at T = 1, n = 1000
+            // Theorem 4.2's closed-form noise scale: 8 sqrt(T ln(1/delta))/n, i.e. 2/(n eps'); at T = 1, n = 1000
             // this is 0.0297354.
             if t == 1 {
                 assert!((2.0 / (1000.0 * closed) - 0.0297354).abs() < 1e-6);
@@ -227,7 +227,8 @@ mod tests {
             let best = laplace_step_epsilon(1.0, 1e-6, t, LaplaceComposition::BestOf).unwrap();
             assert!(best >= adv * (1.0 - 1e-9), "T={t}: best {best} adv {adv}");
         }
-        // Below T ~ ln(1/delta), basic composition eps/(2T) beats eq. (2) (spec 4.3).
+        // Below T ~ ln(1/delta), basic composition eps/(2T) beats the advanced composition
+        // of the DP-GCD paper's eq. (2) (Appendix A); at T = 1 it gives eps/2.
         let best = laplace_step_epsilon(1.0, 1e-6, 1, LaplaceComposition::BestOf).unwrap();
         assert!(best >= 0.5 * (1.0 - 1e-9));
     }

@@ -11,7 +11,7 @@
 //!
 //! With clipping, the gradient cannot be maintained incrementally (every per-sample term
 //! is clipped separately and every coordinate's clipped sum changes when the predictor
-//! changes: spec G22), so it is recomputed; without clipping (the non-private twin) a
+//! changes), so it is recomputed; without clipping (the non-private twin) a
 //! column is `col_dot(j, phi')`, which the dense design vectorises.
 
 use super::rules::{score, SelectionRule};

@@ -16,7 +16,7 @@
 //!   non-expansive).
 //! * GS-q: `sqrt(2 d_j(h))` with `d_j(h) = -min_a [h a + (M_j/2) a^2 + psi_j(w_j + a) -
 //!   psi_j(w_j)] >= 0` the decrease of the coordinate model. The paper prints
-//!   `argmax_j min_a [...]` (no noise, wrong sign: spec section 3); the intended rule is
+//!   `argmax_j min_a [...]` (no noise, wrong sign: the DP-GCD paper, Appendix C); the intended rule is
 //!   the largest decrease. We score `sqrt(2 d_j)` rather than `d_j`: the argmax is the
 //!   same, and `sqrt(2 d_j)` is `1/sqrt(M_j)`-Lipschitz in `h` (proof in
 //!   `docs/privacy/dp-gcd.md`: `d_j'(h) = -a*(h)` and `d_j >= M_j a*^2 / 2`), while `d_j`
@@ -122,7 +122,8 @@ mod tests {
         }
     }
 
-    /// Spec check 9.6 and the closed forms of spec section 3 for L1.
+    /// At `w_j = 0` with `|h| <= lambda` every proximal rule scores 0, and GS-r is the
+    /// (scaled) length of the proximal step; closed forms for L1 (DP-GCD paper, Appendix C).
     #[test]
     fn l1_closed_forms() {
         let lam = 0.5;

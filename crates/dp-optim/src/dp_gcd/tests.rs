@@ -359,7 +359,7 @@ fn bad_input_is_an_error_naming_the_problem() {
     let _ = wild.fit_seeded(&data, 0);
 }
 
-/// Selection sanity (spec check 9.5): with one dominant coordinate the private selection
+/// Selection sanity: with one dominant coordinate the private selection
 /// picks it more and more often as epsilon grows.
 #[test]
 fn selection_concentrates_as_noise_vanishes() {
