@@ -379,18 +379,12 @@ pub fn objective_value<L: Loss + ?Sized, P: Penalty + ?Sized>(
     z: &[f64],
     w: &[f64],
 ) -> f64 {
-    let fit: f64 = z
-        .iter()
-        .zip(y)
-        .map(|(&zi, &yi)| loss.value(zi, yi))
-        .sum::<f64>()
-        / y.len() as f64;
     let r = if ridge > 0.0 {
         0.5 * ridge * w.iter().map(|v| v * v).sum::<f64>()
     } else {
         0.0
     };
-    fit + r + penalty.value(w)
+    crate::kernel::objective_from_predictor(loss, penalty, w, z, y) + r
 }
 
 impl<L, P> DpGcd<L, P> {
