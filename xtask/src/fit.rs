@@ -19,6 +19,7 @@
 //! privacy and is for the analyst, not for publication: how many values were clipped to
 //! `--feature-bound`, and the held-out scores of `--test-fraction`.
 
+use crate::input::{DataArgs, Format};
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use dp_models::constants::Tagged;
@@ -41,16 +42,6 @@ use dp_optim::{
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::path::{Path, PathBuf};
-
-/// File formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Format {
-    /// Comma-separated values with a header row.
-    Csv,
-    /// LIBSVM / SVMlight sparse text.
-    Libsvm,
-}
 
 /// Per-sample losses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
@@ -101,23 +92,13 @@ pub enum Algorithm {
 
 /// Arguments of `cargo xtask fit`.
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("format", |a| a.help(
+    "File format (default: from the extension, `.csv` or `.libsvm` / `.svm`)"
+)))]
 pub struct FitArgs {
-    /// Training data (CSV with a header row, or LIBSVM).
-    #[arg(long)]
-    data: PathBuf,
-    /// File format (default: from the extension, `.csv` or `.libsvm` / `.svm`).
-    #[arg(long, value_enum)]
-    format: Option<Format>,
-    /// CSV label column, by header name or 0-based index (default: the last column).
-    #[arg(long)]
-    target: Option<String>,
-    /// Text of the positive class in the label column (with `--negative`); without it,
-    /// classification labels must be the numbers -1 and +1.
-    #[arg(long, requires = "negative")]
-    positive: Option<String>,
-    /// Text of the negative class (with `--positive`).
-    #[arg(long, requires = "positive")]
-    negative: Option<String>,
+    /// The training data and how to read them.
+    #[command(flatten)]
+    input: DataArgs,
     /// Per-sample loss.
     #[arg(long, value_enum)]
     loss: LossArg,
@@ -315,8 +296,9 @@ pub(crate) fn num(v: f64) -> String {
 }
 
 fn fit_to_json(args: &FitArgs) -> Result<serde_json::Value> {
-    let format = format_of(&args.data, args.format)?;
-    if args.loss.classification() != args.positive.is_some() && args.positive.is_some() {
+    let format = format_of(&args.input.data, args.input.format)?;
+    if args.loss.classification() != args.input.positive.is_some() && args.input.positive.is_some()
+    {
         bail!(
             "--positive / --negative name classes: use them with --loss logistic or squared-hinge"
         );
@@ -356,9 +338,9 @@ fn fit_to_json(args: &FitArgs) -> Result<serde_json::Value> {
     if args.penalty == PenaltyArg::None && args.lambda != 0.0 {
         bail!("--lambda given with --penalty none");
     }
-    let labels = args.positive.clone().zip(args.negative.clone());
+    let labels = args.input.positive.clone().zip(args.input.negative.clone());
     // The loaders' errors name the file, the line, the column and the value.
-    let data = load(&args.data, format, &args.target, labels.clone())?;
+    let data = load(&args.input.data, format, &args.input.target, labels.clone())?;
     let seed = args.seed;
     let (json, model) = match data {
         Data::Dense(d, names, target) => {

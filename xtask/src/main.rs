@@ -4,6 +4,7 @@
 //! Each subcommand lives in its own module; this file only dispatches.
 
 mod fit;
+mod input;
 mod optimum;
 mod privacy;
 mod reproduce;

@@ -5,6 +5,7 @@
 //! (the certificate's kind is printed just before them). With `--json` the output is
 //! one JSON object instead.
 
+use crate::input::{DataArgs, Format};
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use dp_models::io::{load_csv, load_libsvm, CsvOptions, LabelMap, Target};
@@ -14,16 +15,6 @@ use dp_models::{
     Squared, SquaredHinge, L1, L2,
 };
 use serde_json::json;
-use std::path::PathBuf;
-
-/// File formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Comma-separated values with a header row.
-    Csv,
-    /// LIBSVM / SVMlight sparse text.
-    Libsvm,
-}
 
 /// Per-sample losses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -55,23 +46,13 @@ pub enum PenaltyArg {
 
 /// Arguments of `cargo xtask optimum`.
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("format", |a| a.help(
+    "File format (default: `csv` for a `.csv` file, otherwise required)"
+)))]
 pub struct Args {
-    /// Data file (CSV with a header row, or LIBSVM).
-    #[arg(long)]
-    data: PathBuf,
-    /// File format (default: `csv` for a `.csv` file, otherwise required).
-    #[arg(long, value_enum)]
-    format: Option<Format>,
-    /// CSV label column, by header name or 0-based index (default: the last column).
-    #[arg(long)]
-    target: Option<String>,
-    /// CSV text of the positive class for classification losses (with `--negative`);
-    /// without it the label column must hold the numbers -1 and +1.
-    #[arg(long, requires = "negative")]
-    positive: Option<String>,
-    /// CSV text of the negative class (with `--positive`).
-    #[arg(long, requires = "positive")]
-    negative: Option<String>,
+    /// The data file and how to read it.
+    #[command(flatten)]
+    input: DataArgs,
     /// Per-sample loss.
     #[arg(long, value_enum)]
     loss: LossArg,
@@ -118,13 +99,13 @@ pub fn run(args: Args) -> Result<()> {
 
 /// Runs the subcommand and returns the report.
 pub fn run_to_string(args: &Args) -> Result<String> {
-    let format = match args.format {
+    let format = match args.input.format {
         Some(f) => f,
-        None => match args.data.extension().and_then(|e| e.to_str()) {
+        None => match args.input.data.extension().and_then(|e| e.to_str()) {
             Some(e) if e.eq_ignore_ascii_case("csv") => Format::Csv,
             _ => bail!(
                 "cannot tell the format of {} from its name: pass --format csv or --format libsvm",
-                args.data.display()
+                args.input.data.display()
             ),
         },
     };
@@ -136,8 +117,8 @@ pub fn run_to_string(args: &Args) -> Result<String> {
     };
     match format {
         Format::Csv => {
-            let target = Target::parse(args.target.as_deref());
-            let labels = match (&args.positive, &args.negative) {
+            let target = Target::parse(args.input.target.as_deref());
+            let labels = match (&args.input.positive, &args.input.negative) {
                 (Some(p), Some(n)) => LabelMap::Binary {
                     positive: p.clone(),
                     negative: n.clone(),
@@ -149,7 +130,7 @@ pub fn run_to_string(args: &Args) -> Result<String> {
                 labels,
                 ..CsvOptions::default()
             };
-            let mut data = load_csv(&args.data, &csv)?;
+            let mut data = load_csv(&args.input.data, &csv)?;
             if args.standardize {
                 let (x, y) = data.into_parts();
                 let (xs, _) = preprocess::standardize(&x)?;
@@ -158,13 +139,13 @@ pub fn run_to_string(args: &Args) -> Result<String> {
             dispatch(args, &data, "dense", &opts)
         }
         Format::Libsvm => {
-            if args.target.is_some() || args.positive.is_some() {
+            if args.input.target.is_some() || args.input.positive.is_some() {
                 bail!("--target / --positive / --negative apply to CSV files only");
             }
             if args.standardize {
                 bail!("--standardize needs dense data (a CSV file); LIBSVM data are sparse");
             }
-            let data = load_libsvm(&args.data, None)?;
+            let data = load_libsvm(&args.input.data, None)?;
             dispatch(args, &data, "sparse", &opts)
         }
     }
@@ -250,7 +231,7 @@ fn report<D: Design, L: Loss, P: Penalty>(
     let problem = format!("F(w) = (1/n) sum_i {} + {pen}", loss_formula(args));
     if args.json {
         let out = json!({
-            "data": args.data.display().to_string(),
+            "data": args.input.data.display().to_string(),
             "n": data.n_samples(),
             "p": data.n_features(),
             "layout": layout,
@@ -278,7 +259,7 @@ fn report<D: Design, L: Loss, P: Penalty>(
     writeln!(
         out,
         "data: {} ({} x {}, {layout}, nnz {}){}",
-        args.data.display(),
+        args.input.data.display(),
         data.n_samples(),
         data.n_features(),
         data.x().nnz(),
@@ -318,6 +299,7 @@ fn report<D: Design, L: Loss, P: Penalty>(
 mod tests {
     use super::*;
     use clap::Parser;
+    use std::path::PathBuf;
 
     #[derive(Parser)]
     struct Cli {

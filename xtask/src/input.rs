@@ -1,0 +1,43 @@
+//! The data-input arguments shared by `cargo xtask fit` and `cargo xtask optimum`:
+//! `--data`, `--format`, `--target`, `--positive`, `--negative`.
+//!
+//! What `--format` defaults to differs between the commands (`fit` reads it from any
+//! known extension, `optimum` only recognises `.csv`), so each command keeps its own
+//! detection and sets its own help text for `--format` with
+//! `#[command(mut_arg("format", ...))]`.
+
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// File formats. The serde names (`csv`, `libsvm`) are written to `fit`'s model files:
+/// do not change them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Comma-separated values with a header row.
+    Csv,
+    /// LIBSVM / SVMlight sparse text.
+    Libsvm,
+}
+
+/// Where the data come from and how to read them.
+#[derive(clap::Args, Debug)]
+pub struct DataArgs {
+    /// Data file (CSV with a header row, or LIBSVM).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// File format (the default depends on the command; see its help).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// CSV label column, by header name or 0-based index (default: the last column).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// CSV text of the positive class in the label column (with `--negative`); without
+    /// it, classification labels must be the numbers -1 and +1.
+    #[arg(long, requires = "negative")]
+    pub positive: Option<String>,
+    /// CSV text of the negative class (with `--positive`).
+    #[arg(long, requires = "positive")]
+    pub negative: Option<String>,
+}
