@@ -327,19 +327,8 @@ fn epsilon_query(o: &Opts) -> Result<Output> {
             if accountant == AccountantArg::Pld {
                 // The reported value is the smaller of the PLD upper bound and the RDP
                 // bound (both valid); say which one it is.
-                let e = calibrate::epsilon_detail(&plan, z, d)?;
-                let mech = match plan.mechanism {
-                    PlanMechanism::SubsampledGaussian { sampling_rate } => {
-                        PldMechanism::SubsampledGaussian {
-                            sampling_rate: sampling_rate.get(),
-                            noise_multiplier: z.get(),
-                        }
-                    }
-                    _ => PldMechanism::Gaussian {
-                        noise_multiplier: z.get(),
-                    },
-                };
-                if let Ok(b) = pld::epsilon_upper(&mech, t, d.get()) {
+                let (e, interval) = calibrate::pld_epsilon_detail(&plan, z, d)?;
+                if let Some(b) = interval {
                     lines.push(format!("pld interval = [{}, {}]", b.lower, b.upper));
                     extra.insert("epsilon_lower".into(), json!(b.lower));
                     extra.insert("pld_upper".into(), json!(b.upper));

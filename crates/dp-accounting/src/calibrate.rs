@@ -209,23 +209,14 @@ pub fn epsilon_detail(plan: &Plan, sigma: NoiseMultiplier, delta: Delta) -> Resu
                 "only the Rdp and MomentsAccountant accountants bound the Gaussian on batches sampled without replacement".into(),
             ))
         }
-        (Accountant::Pld, PlanMechanism::Gaussian) => {
-            pld_or_rdp(plan, crate::pld::PldMechanism::Gaussian { noise_multiplier: z }, sigma, delta)
-        }
-        (Accountant::Pld, PlanMechanism::SubsampledGaussian { sampling_rate }) => pld_or_rdp(
-            plan,
-            crate::pld::PldMechanism::SubsampledGaussian {
-                sampling_rate: sampling_rate.get(),
-                noise_multiplier: z,
-            },
-            sigma,
-            delta,
-        ),
+        (Accountant::Pld, _) => pld_epsilon_detail(plan, sigma, delta).map(|(e, _)| e),
     }
 }
 
-/// The PLD accountant's answer: the smaller of two valid upper bounds, the PLD
-/// interval's upper end and the RDP bound with the improved conversion.
+/// The PLD accountant's answer for `plan` (whose accountant is ignored: PLD is used),
+/// with the PLD interval it was derived from (`None` when the PLD evaluation failed
+/// numerically): the smaller of two valid upper bounds, the PLD interval's upper end and
+/// the RDP bound with the improved conversion.
 ///
 /// # Privacy
 /// Both are upper bounds on the same plan's epsilon at `delta`, so their minimum is one.
@@ -233,25 +224,49 @@ pub fn epsilon_detail(plan: &Plan, sigma: NoiseMultiplier, delta: Delta) -> Resu
 /// allowance adds up: 16.7 % above exact at q = 1 and 5.6e5 steps); the RDP bound then
 /// wins. The returned `order` is `Some` exactly when the RDP bound was the smaller, so a
 /// caller can say which bound it reports.
-fn pld_or_rdp(
+///
+/// Errors for batches sampled without replacement, which PLD does not bound here.
+pub fn pld_epsilon_detail(
     plan: &Plan,
-    m: crate::pld::PldMechanism,
     sigma: NoiseMultiplier,
     delta: Delta,
-) -> Result<PlanEpsilon> {
+) -> Result<(PlanEpsilon, Option<crate::pld::PldBound>)> {
+    let z = sigma.get();
+    let m = match plan.mechanism {
+        PlanMechanism::Gaussian => crate::pld::PldMechanism::Gaussian {
+            noise_multiplier: z,
+        },
+        PlanMechanism::SubsampledGaussian { sampling_rate } => {
+            crate::pld::PldMechanism::SubsampledGaussian {
+                sampling_rate: sampling_rate.get(),
+                noise_multiplier: z,
+            }
+        }
+        PlanMechanism::SampledWithoutReplacementGaussian { .. } => {
+            return Err(AccountingError::Unreachable(
+                "the PLD accountant does not bound the Gaussian on batches sampled without \
+                 replacement; use Rdp"
+                    .into(),
+            ))
+        }
+    };
     let rdp_plan = Plan {
         accountant: Accountant::Rdp(RdpConversion::Improved),
         ..*plan
     };
     let rdp = epsilon_detail(&rdp_plan, sigma, delta)?;
     match crate::pld::epsilon_upper(&m, plan.steps, delta.get()) {
-        Ok(b) if round_up(b.upper) < rdp.epsilon => Ok(PlanEpsilon {
-            epsilon: round_up(b.upper),
-            order: None,
-        }),
+        Ok(b) if round_up(b.upper) < rdp.epsilon => Ok((
+            PlanEpsilon {
+                epsilon: round_up(b.upper),
+                order: None,
+            },
+            Some(b),
+        )),
+        Ok(b) => Ok((rdp, Some(b))),
         // A PLD failure (e.g. a grid that cannot hold the distribution) leaves the
         // valid RDP bound.
-        Ok(_) | Err(AccountingError::Numerical(_)) => Ok(rdp),
+        Err(AccountingError::Numerical(_)) => Ok((rdp, None)),
         Err(e) => Err(e),
     }
 }
