@@ -100,18 +100,13 @@ impl LinearModel {
     /// Fraction of rows whose predicted label (sign) equals the label in {-1, +1}.
     pub fn accuracy<D: Design>(&self, data: &Dataset<D>) -> Result<f64> {
         let pred = self.predict_labels(data.x())?;
-        let hits = pred.iter().zip(data.y()).filter(|(p, y)| *p == *y).count();
-        Ok(hits as f64 / pred.len() as f64)
+        Ok(dp_models::metrics::accuracy(data.y(), &pred)?)
     }
 
     /// Mean squared error `(1/n) sum (x_i^T w - y_i)^2`.
     pub fn mean_squared_error<D: Design>(&self, data: &Dataset<D>) -> Result<f64> {
         let z = self.decision_function(data.x())?;
-        Ok(z.iter()
-            .zip(data.y())
-            .map(|(a, b)| (a - b) * (a - b))
-            .sum::<f64>()
-            / z.len() as f64)
+        Ok(dp_models::metrics::mean_squared_error(data.y(), &z)?)
     }
 }
 
