@@ -814,16 +814,11 @@ fn clip_new<D: ClipValues>(d: &mut Dataset<D>, bound: Option<f64>) -> Result<()>
     Ok(())
 }
 
-fn clip_design(x: DenseDesign, bound: Option<f64>) -> Result<DenseDesign> {
-    match bound {
-        None => Ok(x),
-        Some(b) => {
-            let n = x.n_samples();
-            let mut d = Dataset::new(x, vec![0.0; n])?;
-            clip_to_bound(&mut d, b)?;
-            Ok(d.into_parts().0)
-        }
+fn clip_design(mut x: DenseDesign, bound: Option<f64>) -> Result<DenseDesign> {
+    if let Some(b) = bound {
+        x.clip_values(b)?;
     }
+    Ok(x)
 }
 
 /// One prediction per row: the label (classification) or the value (regression), and
