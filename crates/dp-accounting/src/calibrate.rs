@@ -34,6 +34,7 @@
 
 use crate::error::{AccountingError, Result};
 use crate::gdp::gdp_epsilon;
+use crate::ledger::Ledger;
 use crate::num::round_up;
 use crate::params::{Delta, Epsilon, NoiseMultiplier, SamplingRate};
 pub use crate::rdp::RdpConversion;
@@ -55,6 +56,11 @@ pub enum Accountant {
     /// The moments accountant (Abadi et al. 2016) as DP-SCD configures it: RDP at
     /// integer orders 2..=129 (moment orders 1..=128), Mironov conversion.
     MomentsAccountant,
+    /// Composition theorems for pure-DP releases only (Laplace, report-noisy-max, the
+    /// exponential mechanism): see [`crate::composition`]. A ledger's pure charges are
+    /// grouped by their epsilon; the largest group is composed by the method, the
+    /// others are added by basic composition. Plans of Gaussian releases are refused.
+    Composition(crate::composition::CompositionMethod),
 }
 
 /// The mechanism a plan repeats.
@@ -210,6 +216,38 @@ pub fn epsilon_detail(plan: &Plan, sigma: NoiseMultiplier, delta: Delta) -> Resu
             ))
         }
         (Accountant::Pld, _) => pld_epsilon_detail(plan, sigma, delta).map(|(e, _)| e),
+        (Accountant::Composition(_), _) => Err(AccountingError::Unreachable(
+            "the Composition accountant bounds pure-DP releases only; a Gaussian plan \
+             needs Rdp, Zcdp, Gdp, Pld or MomentsAccountant"
+                .into(),
+        )),
+    }
+}
+
+impl Plan {
+    /// The ledger charge of this plan's `steps` releases at noise multiplier `sigma`.
+    pub fn charge(&self, sigma: NoiseMultiplier) -> crate::ledger::Charge {
+        use crate::ledger::Charge;
+        let noise_multiplier = sigma.get();
+        let count = self.steps;
+        match self.mechanism {
+            PlanMechanism::Gaussian => Charge::Gaussian {
+                noise_multiplier,
+                count,
+            },
+            PlanMechanism::SubsampledGaussian { sampling_rate } => Charge::SubsampledGaussian {
+                sampling_rate: sampling_rate.get(),
+                noise_multiplier,
+                count,
+            },
+            PlanMechanism::SampledWithoutReplacementGaussian { sampling_rate } => {
+                Charge::SampledWithoutReplacementGaussian {
+                    sampling_rate: sampling_rate.get(),
+                    noise_multiplier,
+                    count,
+                }
+            }
+        }
     }
 }
 
@@ -283,13 +321,58 @@ pub fn pld_epsilon_detail(
 /// own discretisation error is larger). It returns `hi`: the achieved epsilon is never above the target.
 /// Errors with `Unreachable` if even a multiplier of 1e8 does not meet the target.
 pub fn calibrate_sigma(plan: &Plan, target_epsilon: Epsilon, delta: Delta) -> Result<Calibration> {
+    calibrate_ledger(&Ledger::new(), plan, target_epsilon, delta)
+}
+
+/// Smallest noise multiplier `sigma` for which the ledger `prior` followed by `plan`'s
+/// releases at `sigma` is `(target_epsilon, delta)`-DP, as reported by
+/// [`Ledger::guarantee_detail`] under `plan.accountant`: the calibration searches over
+/// the very function that reports the guarantee of the dry-run ledger
+/// ([`Ledger::dry_run`]), so a fit that charges `prior` and then `plan.charge(sigma)`
+/// holds a ledger whose guarantee is exactly the returned `epsilon`.
+///
+/// `prior` holds what was charged before the releases (e.g. the pure-DP estimate of a
+/// smoothness constant); its budget, if any, is ignored. With an empty `prior` this is
+/// [`calibrate_sigma`] (the ledger then holds one plan, evaluated by
+/// [`epsilon_detail`]). Search and guarantees as in [`calibrate_sigma`]; errors with
+/// `Unreachable` when `prior` alone leaves no room for the plan.
+///
+/// ```
+/// use dp_accounting::calibrate::{calibrate_ledger, Accountant, Plan, PlanMechanism, RdpConversion};
+/// use dp_accounting::ledger::{Charge, Ledger};
+/// use dp_accounting::{Delta, Epsilon, NoiseMultiplier};
+/// # fn main() -> Result<(), dp_accounting::AccountingError> {
+/// let mut prior = Ledger::new();
+/// prior.charge(Charge::PureDp { epsilon: 0.1, count: 1, label: "bound".into() })?;
+/// let plan = Plan {
+///     mechanism: PlanMechanism::Gaussian,
+///     steps: 100,
+///     accountant: Accountant::Rdp(RdpConversion::Improved),
+/// };
+/// let (eps, delta) = (Epsilon::new(1.0)?, Delta::new(1e-6)?);
+/// let cal = calibrate_ledger(&prior, &plan, eps, delta)?;
+/// let charged = prior.dry_run(plan.charge(NoiseMultiplier::new(cal.noise_multiplier)?))?;
+/// assert_eq!(charged.guarantee(delta, plan.accountant)?, cal.epsilon);
+/// assert!(cal.epsilon <= 1.0);
+/// # Ok(())
+/// # }
+/// ```
+pub fn calibrate_ledger(
+    prior: &Ledger,
+    plan: &Plan,
+    target_epsilon: Epsilon,
+    delta: Delta,
+) -> Result<Calibration> {
     check_steps(plan.steps)?;
     let target = target_epsilon.get();
     // (epsilon or +inf on a numerical failure, the detail). Numerical failures at tiny
     // sigma count as failing: the search only needs its passing points to be trustworthy.
     let eval = |s: f64| -> Result<PlanEpsilon> {
         let sigma = NoiseMultiplier::new(s)?;
-        match epsilon_detail(plan, sigma, delta) {
+        match prior
+            .dry_run(plan.charge(sigma))
+            .and_then(|l| l.guarantee_detail(delta, plan.accountant))
+        {
             Ok(e) => Ok(e),
             Err(AccountingError::Numerical(_)) => Ok(PlanEpsilon {
                 epsilon: f64::INFINITY,
@@ -307,7 +390,7 @@ pub fn calibrate_sigma(plan: &Plan, target_epsilon: Epsilon, delta: Delta) -> Re
             accountant: Accountant::Rdp(RdpConversion::Improved),
             ..*plan
         };
-        match calibrate_sigma(&rdp_plan, target_epsilon, delta) {
+        match calibrate_ledger(prior, &rdp_plan, target_epsilon, delta) {
             Ok(c) => (c.noise_multiplier, 1.25),
             Err(_) => (1.0, 4.0),
         }

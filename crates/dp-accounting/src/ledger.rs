@@ -21,11 +21,12 @@
 //!   the groups split delta equally and their epsilons add (basic composition); pure and
 //!   exponential-mechanism charges add `count * eps`.
 
-use crate::calibrate::Accountant;
+use crate::calibrate::{Accountant, Plan, PlanEpsilon, PlanMechanism};
+use crate::composition::CompositionMethod;
 use crate::error::{AccountingError, Result};
 use crate::gdp::gdp_epsilon;
 use crate::num::round_up;
-use crate::params::{Delta, Epsilon};
+use crate::params::{Delta, Epsilon, NoiseMultiplier, SamplingRate};
 use crate::rdp::{epsilon_from_curve, OrderGrid, RdpConversion};
 use crate::zcdp::linear_curve_epsilon;
 use serde::{Deserialize, Serialize};
@@ -108,6 +109,56 @@ impl Charge {
             | Charge::PureDp { count, .. }
             | Charge::ExponentialMechanism { count, .. } => count,
         }
+    }
+
+    /// The pure epsilon of one release, for pure-DP charges (`PureDp`,
+    /// `ExponentialMechanism`); `None` for the noisy ones.
+    fn pure_epsilon(&self) -> Option<f64> {
+        match self {
+            Charge::PureDp { epsilon, .. } | Charge::ExponentialMechanism { epsilon, .. } => {
+                Some(*epsilon)
+            }
+            _ => None,
+        }
+    }
+
+    /// The [`Plan`] (under `accountant`) and noise multiplier of a noisy charge; `None`
+    /// for pure charges.
+    fn as_plan(&self, accountant: Accountant) -> Result<Option<(Plan, NoiseMultiplier)>> {
+        let (mechanism, z) = match self {
+            Charge::Gaussian {
+                noise_multiplier, ..
+            } => (PlanMechanism::Gaussian, *noise_multiplier),
+            Charge::SubsampledGaussian {
+                sampling_rate,
+                noise_multiplier,
+                ..
+            } => (
+                PlanMechanism::SubsampledGaussian {
+                    sampling_rate: SamplingRate::new(*sampling_rate)?,
+                },
+                *noise_multiplier,
+            ),
+            Charge::SampledWithoutReplacementGaussian {
+                sampling_rate,
+                noise_multiplier,
+                ..
+            } => (
+                PlanMechanism::SampledWithoutReplacementGaussian {
+                    sampling_rate: SamplingRate::new(*sampling_rate)?,
+                },
+                *noise_multiplier,
+            ),
+            Charge::PureDp { .. } | Charge::ExponentialMechanism { .. } => return Ok(None),
+        };
+        Ok(Some((
+            Plan {
+                mechanism,
+                steps: self.count(),
+                accountant,
+            },
+            NoiseMultiplier::new(z)?,
+        )))
     }
 
     /// Validates the parameters of the charge.
@@ -250,9 +301,90 @@ impl Ledger {
     /// Records a charge. Refuses (leaving the ledger unchanged) an invalid charge, and a
     /// charge after which the budget would be exceeded (`BudgetExceeded`).
     pub fn charge(&mut self, charge: Charge) -> Result<()> {
+        let candidate = self.dry_run(charge)?;
+        if let Some(b) = self.budget {
+            let eps = candidate.best_guarantee(b.delta)?;
+            if eps > b.epsilon.get() {
+                return Err(AccountingError::BudgetExceeded(format!(
+                    "after this charge epsilon would be {eps} > budget {} at delta = {}",
+                    b.epsilon.get(),
+                    b.delta.get()
+                )));
+            }
+        }
+        self.entries = candidate.entries;
+        Ok(())
+    }
+
+    /// The epsilon (rounded up) of everything recorded, at `delta`, under `accountant`.
+    /// An empty ledger has epsilon 0. See [`Ledger::guarantee_detail`].
+    pub fn guarantee(&self, delta: Delta, accountant: Accountant) -> Result<f64> {
+        self.guarantee_detail(delta, accountant).map(|e| e.epsilon)
+    }
+
+    /// The epsilon (rounded up) of everything recorded, at `delta`, under `accountant`,
+    /// with the Renyi order attaining it when the bound is RDP-based.
+    ///
+    /// # Privacy
+    /// Two valid bounds on the same composition, the smaller reported:
+    /// * the joint composition of every charge under `accountant` (module docs);
+    /// * under `Zcdp`, when the ledger holds both pure (`PureDp`,
+    ///   `ExponentialMechanism`) and noisy charges: the noisy charges composed in zCDP
+    ///   (at `delta`), plus the pure charges' `sum count * eps` by basic composition
+    ///   (`(eps1, delta) + (eps2, 0) -> (eps1 + eps2, delta)`, Dwork & Roth 2014,
+    ///   Thm 3.16). A large pure `eps` costs `eps^2 / 2` of rho, whose conversion can
+    ///   exceed `eps` itself. (Under RDP the split never helps: the pure charge's RDP is
+    ///   at most `eps` at every order, so the joint bound is already at most the sum;
+    ///   `Gdp` and `Pld` add pure charges by basic composition themselves.)
+    ///
+    /// A ledger holding exactly one noisy charge is one [`crate::calibrate::Plan`], and is
+    /// evaluated by [`crate::calibrate::epsilon_detail`]: a calibration that searched
+    /// over a dry-run ledger ([`crate::calibrate::calibrate_ledger`]) reports exactly
+    /// what this returns for the ledger that was then charged.
+    pub fn guarantee_detail(&self, delta: Delta, accountant: Accountant) -> Result<PlanEpsilon> {
+        let joint = self.joint_detail(delta, accountant);
+        let split_helps = accountant == Accountant::Zcdp;
+        let (pure, noisy): (Vec<&Charge>, Vec<&Charge>) = self
+            .entries
+            .iter()
+            .partition(|c| c.pure_epsilon().is_some());
+        if !split_helps || pure.is_empty() || noisy.is_empty() {
+            return joint;
+        }
+        let pure_sum: f64 = pure
+            .iter()
+            .map(|c| c.count() as f64 * c.pure_epsilon().unwrap_or(0.0))
+            .sum();
+        let mut rest = Ledger::new();
+        for c in noisy {
+            rest.push_merged(c.clone())?;
+        }
+        let split = rest.joint_detail(delta, accountant).map(|e| PlanEpsilon {
+            epsilon: round_up(e.epsilon + pure_sum),
+            order: e.order,
+        });
+        match (joint, split) {
+            (Ok(j), Ok(s)) => Ok(if s.epsilon < j.epsilon { s } else { j }),
+            (Ok(j), Err(_)) => Ok(j),
+            (Err(_), Ok(s)) => Ok(s),
+            (Err(e), Err(_)) => Err(e),
+        }
+    }
+
+    /// A copy of this ledger without its budget, with `charge` appended (merged with the
+    /// last entry when of the same kind): the ledger a fit would hold after charging it.
+    pub fn dry_run(&self, charge: Charge) -> Result<Ledger> {
         charge.validate()?;
-        let mut next = self.entries.clone();
-        match next.last_mut() {
+        let mut next = Ledger {
+            entries: self.entries.clone(),
+            budget: None,
+        };
+        next.push_merged(charge)?;
+        Ok(next)
+    }
+
+    fn push_merged(&mut self, charge: Charge) -> Result<()> {
+        match self.entries.last_mut() {
             Some(last) if last.same_kind(&charge) => {
                 let n = last.count().checked_add(charge.count()).ok_or(
                     AccountingError::InvalidCount {
@@ -263,34 +395,75 @@ impl Ledger {
                 )?;
                 *last.count_mut() = n;
             }
-            _ => next.push(charge),
+            _ => self.entries.push(charge),
         }
-        if let Some(b) = self.budget {
-            let candidate = Ledger {
-                entries: next.clone(),
-                budget: None,
-            };
-            let eps = candidate.best_guarantee(b.delta)?;
-            if eps > b.epsilon.get() {
-                return Err(AccountingError::BudgetExceeded(format!(
-                    "after this charge epsilon would be {eps} > budget {} at delta = {}",
-                    b.epsilon.get(),
-                    b.delta.get()
-                )));
-            }
-        }
-        self.entries = next;
         Ok(())
     }
 
-    /// The epsilon (rounded up) of everything recorded, at `delta`, under `accountant`.
-    /// An empty ledger has epsilon 0.
-    pub fn guarantee(&self, delta: Delta, accountant: Accountant) -> Result<f64> {
+    /// `Composition(method)`: pure charges only, grouped by their epsilon; the largest
+    /// group is composed by `method`, the others added by basic composition.
+    fn composition_guarantee(&self, delta: Delta, method: CompositionMethod) -> Result<f64> {
+        let mut groups: Vec<(f64, u64)> = Vec::new();
+        for c in &self.entries {
+            let e = c.pure_epsilon().ok_or_else(|| {
+                AccountingError::Unreachable(
+                    "the Composition accountant bounds pure-DP charges only (Laplace, \
+                     report-noisy-max, exponential mechanism); use Rdp, Zcdp, Gdp or Pld"
+                        .into(),
+                )
+            })?;
+            match groups.iter_mut().find(|g| g.0 == e) {
+                Some(g) => {
+                    g.1 =
+                        g.1.checked_add(c.count())
+                            .ok_or(AccountingError::InvalidCount {
+                                name: "charge count",
+                                value: c.count(),
+                                expected: "the total count overflows u64",
+                            })?
+                }
+                None => groups.push((e, c.count())),
+            }
+        }
+        let main = groups
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, g)| g.1)
+            .map(|(i, _)| i)
+            .unwrap_or(0);
+        let mut eps = 0.0;
+        for (i, (e, k)) in groups.iter().enumerate() {
+            eps += if i == main {
+                crate::composition::composed_epsilon(*e, *k, delta, method)?
+            } else {
+                *k as f64 * e
+            };
+        }
+        Ok(round_up(eps))
+    }
+
+    /// The joint composition of every charge under `accountant` (no basic-composition
+    /// split; see [`Ledger::guarantee_detail`]).
+    fn joint_detail(&self, delta: Delta, accountant: Accountant) -> Result<PlanEpsilon> {
+        let plain = |epsilon: f64| PlanEpsilon {
+            epsilon,
+            order: None,
+        };
         if self.entries.is_empty() {
-            return Ok(0.0);
+            return Ok(plain(0.0));
+        }
+        // One noisy charge is one plan: the calibration's own evaluation applies, so a
+        // dry-run ledger reports exactly what the calibration searched over.
+        if let [only] = self.entries.as_slice() {
+            if !matches!(accountant, Accountant::Composition(_)) {
+                if let Some((plan, z)) = only.as_plan(accountant)? {
+                    return crate::calibrate::epsilon_detail(&plan, z, delta);
+                }
+            }
         }
         let log_delta = delta.get().ln();
         match accountant {
+            Accountant::Composition(method) => self.composition_guarantee(delta, method).map(plain),
             Accountant::Rdp(conv) => self.rdp_guarantee(
                 delta,
                 conv,
@@ -320,7 +493,7 @@ impl Ledger {
                 }
                 let r = linear_curve_epsilon(rho, log_delta, RdpConversion::Improved);
                 let bs = rho + 2.0 * (-rho * log_delta).sqrt();
-                Ok(round_up(r.epsilon.min(bs)))
+                Ok(plain(round_up(r.epsilon.min(bs))))
             }
             Accountant::Gdp => {
                 let mut mu2 = 0.0;
@@ -345,15 +518,15 @@ impl Ledger {
                 } else {
                     0.0
                 };
-                Ok(round_up(g + pure))
+                Ok(plain(round_up(g + pure)))
             }
             // Both are valid bounds on the same releases: report the smaller (the PLD
             // upper bound loosens over very long compositions).
             Accountant::Pld => {
-                let pld = self.pld_guarantee(delta);
-                let rdp = self.guarantee(delta, Accountant::Rdp(RdpConversion::Improved));
+                let pld = self.pld_guarantee(delta).map(plain);
+                let rdp = self.joint_detail(delta, Accountant::Rdp(RdpConversion::Improved));
                 match (pld, rdp) {
-                    (Ok(a), Ok(b)) => Ok(a.min(b)),
+                    (Ok(a), Ok(b)) => Ok(if b.epsilon < a.epsilon { b } else { a }),
                     (Ok(a), Err(_)) => Ok(a),
                     (Err(_), Ok(b)) => Ok(b),
                     (Err(e), Err(_)) => Err(e),
@@ -432,7 +605,12 @@ impl Ledger {
         Ok(round_up(eps))
     }
 
-    fn rdp_guarantee(&self, delta: Delta, conv: RdpConversion, grid: &OrderGrid) -> Result<f64> {
+    fn rdp_guarantee(
+        &self,
+        delta: Delta,
+        conv: RdpConversion,
+        grid: &OrderGrid,
+    ) -> Result<PlanEpsilon> {
         let entries = &self.entries;
         // Curves that are costly to set up are built once, not at every order.
         let wor: Vec<Option<crate::sampled_wor::SampledWorCurve>> = entries
@@ -467,7 +645,10 @@ impl Ledger {
             conv,
             grid,
         )?;
-        Ok(round_up(r.epsilon))
+        Ok(PlanEpsilon {
+            epsilon: round_up(r.epsilon),
+            order: Some(r.order),
+        })
     }
 }
 
@@ -682,5 +863,140 @@ mod tests {
             Ledger::new().guarantee(d(1e-5), Accountant::Gdp).unwrap(),
             0.0
         );
+    }
+
+    #[test]
+    fn pure_and_gaussian_take_the_better_of_joint_and_basic_composition() {
+        let dd = d(1e-6);
+        let gaussian = Charge::Gaussian {
+            noise_multiplier: 30.0,
+            count: 100,
+        };
+        let mut gauss = Ledger::new();
+        gauss.charge(gaussian.clone()).unwrap();
+        for pure_eps in [0.3, 3.0] {
+            let mut l = Ledger::new();
+            l.charge(Charge::PureDp {
+                epsilon: pure_eps,
+                count: 1,
+                label: "constants".into(),
+            })
+            .unwrap();
+            l.charge(gaussian.clone()).unwrap();
+            for acc in [
+                Accountant::Rdp(RdpConversion::Mironov),
+                Accountant::Rdp(RdpConversion::Improved),
+                Accountant::Zcdp,
+                Accountant::MomentsAccountant,
+                Accountant::Gdp,
+                Accountant::Pld,
+            ] {
+                let got = l.guarantee(dd, acc).unwrap();
+                let alone = gauss.guarantee(dd, acc).unwrap();
+                let basic = round_up(alone + pure_eps);
+                assert!(got <= basic, "{acc:?} {pure_eps}: {got} > {basic}");
+                assert!(got > alone, "{acc:?} {pure_eps}: the pure charge is free");
+            }
+        }
+        // zCDP charges a 3-DP release 4.5 of rho, far more than basic composition.
+        let mut l = Ledger::new();
+        l.charge(Charge::PureDp {
+            epsilon: 3.0,
+            count: 1,
+            label: "constants".into(),
+        })
+        .unwrap();
+        l.charge(gaussian).unwrap();
+        let joint = l.joint_detail(dd, Accountant::Zcdp).unwrap().epsilon;
+        let got = l.guarantee(dd, Accountant::Zcdp).unwrap();
+        assert!(got < joint);
+        assert_eq!(
+            got,
+            round_up(gauss.guarantee(dd, Accountant::Zcdp).unwrap() + 3.0)
+        );
+    }
+
+    #[test]
+    fn composition_accountant_composes_the_largest_pure_group() {
+        use crate::composition::{composed_epsilon, CompositionMethod};
+        let dd = d(1e-5);
+        let mut l = Ledger::new();
+        l.charge(Charge::PureDp {
+            epsilon: 0.05,
+            count: 1,
+            label: "constants".into(),
+        })
+        .unwrap();
+        for label in ["selection", "update"] {
+            l.charge(Charge::PureDp {
+                epsilon: 0.01,
+                count: 200,
+                label: label.into(),
+            })
+            .unwrap();
+        }
+        for m in [
+            CompositionMethod::Basic,
+            CompositionMethod::Advanced,
+            CompositionMethod::BestOf,
+        ] {
+            let want = round_up(composed_epsilon(0.01, 400, dd, m).unwrap() + 0.05);
+            assert_eq!(l.guarantee(dd, Accountant::Composition(m)).unwrap(), want);
+        }
+        l.charge(Charge::Gaussian {
+            noise_multiplier: 3.0,
+            count: 1,
+        })
+        .unwrap();
+        assert!(l
+            .guarantee(dd, Accountant::Composition(CompositionMethod::Advanced))
+            .is_err());
+    }
+
+    #[test]
+    fn calibration_over_a_dry_run_ledger_reports_its_guarantee() {
+        use crate::calibrate::{calibrate_ledger, calibrate_sigma};
+        use crate::params::Epsilon;
+        let dd = d(1e-6);
+        let target = Epsilon::new(1.0).unwrap();
+        let plan = Plan {
+            mechanism: PlanMechanism::SampledWithoutReplacementGaussian {
+                sampling_rate: SamplingRate::new(0.01).unwrap(),
+            },
+            steps: 500,
+            accountant: Accountant::Rdp(RdpConversion::Improved),
+        };
+        let mut prior = Ledger::new();
+        prior
+            .charge(Charge::PureDp {
+                epsilon: 0.2,
+                count: 1,
+                label: "beta".into(),
+            })
+            .unwrap();
+        let with = calibrate_ledger(&prior, &plan, target, dd).unwrap();
+        let charged = prior
+            .dry_run(plan.charge(NoiseMultiplier::new(with.noise_multiplier).unwrap()))
+            .unwrap();
+        assert_eq!(
+            charged.guarantee(dd, plan.accountant).unwrap(),
+            with.epsilon
+        );
+        assert!(with.epsilon <= 1.0);
+        // The prior costs noise: more than the plan alone needs ...
+        let alone = calibrate_sigma(&plan, target, dd).unwrap();
+        assert!(with.noise_multiplier > alone.noise_multiplier);
+        // ... but never more than giving the plan only what basic composition leaves.
+        let rest = calibrate_sigma(&plan, Epsilon::new(0.8).unwrap(), dd).unwrap();
+        assert!(with.noise_multiplier <= rest.noise_multiplier * (1.0 + 1e-8));
+        // A prior that exhausts the target leaves nothing.
+        let mut full = Ledger::new();
+        full.charge(Charge::PureDp {
+            epsilon: 1.0,
+            count: 1,
+            label: "all".into(),
+        })
+        .unwrap();
+        assert!(calibrate_ledger(&full, &plan, target, dd).is_err());
     }
 }
