@@ -328,14 +328,15 @@ impl Ledger {
     /// # Privacy
     /// Two valid bounds on the same composition, the smaller reported:
     /// * the joint composition of every charge under `accountant` (module docs);
-    /// * under `Zcdp`, when the ledger holds both pure (`PureDp`,
-    ///   `ExponentialMechanism`) and noisy charges: the noisy charges composed in zCDP
-    ///   (at `delta`), plus the pure charges' `sum count * eps` by basic composition
-    ///   (`(eps1, delta) + (eps2, 0) -> (eps1 + eps2, delta)`, Dwork & Roth 2014,
-    ///   Thm 3.16). A large pure `eps` costs `eps^2 / 2` of rho, whose conversion can
-    ///   exceed `eps` itself. (Under RDP the split never helps: the pure charge's RDP is
-    ///   at most `eps` at every order, so the joint bound is already at most the sum;
-    ///   `Gdp` and `Pld` add pure charges by basic composition themselves.)
+    /// * under `Zcdp`, when the ledger holds `PureDp` charges and others: the others
+    ///   composed in zCDP (at `delta`), plus the `PureDp` charges' `sum count * eps` by
+    ///   basic composition (`(eps1, delta) + (eps2, 0) -> (eps1 + eps2, delta)`, Dwork &
+    ///   Roth 2014, Thm 3.16). A large pure `eps` costs `eps^2 / 2` of rho, whose
+    ///   conversion can exceed `eps` itself. (Under RDP the split never helps: a pure
+    ///   charge's RDP is at most `eps` at every order, so the joint bound is already at
+    ///   most the sum; `Gdp` and `Pld` add pure charges by basic composition
+    ///   themselves.) Exponential-mechanism charges stay in the zCDP part, where they
+    ///   cost only `eps^2 / 8`.
     ///
     /// A ledger holding exactly one noisy charge is one [`crate::calibrate::Plan`], and is
     /// evaluated by [`crate::calibrate::epsilon_detail`]: a calibration that searched
@@ -347,7 +348,7 @@ impl Ledger {
         let (pure, noisy): (Vec<&Charge>, Vec<&Charge>) = self
             .entries
             .iter()
-            .partition(|c| c.pure_epsilon().is_some());
+            .partition(|c| matches!(c, Charge::PureDp { .. }));
         if !split_helps || pure.is_empty() || noisy.is_empty() {
             return joint;
         }
@@ -431,6 +432,10 @@ impl Ledger {
             .max_by_key(|(_, g)| g.1)
             .map(|(i, _)| i)
             .unwrap_or(0);
+        if let [(e, k)] = groups.as_slice() {
+            // Already rounded up: not again.
+            return crate::composition::composed_epsilon(*e, *k, delta, method);
+        }
         let mut eps = 0.0;
         for (i, (e, k)) in groups.iter().enumerate() {
             eps += if i == main {

@@ -13,14 +13,15 @@ use crate::kernel::{objective_from_predictor, ColumnKernels, CoordNoise, NoNoise
 use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::plan::{DpCdPlan, PrivacyReport, SolverPlan};
 use crate::privacy::{
-    ledger_guarantee, privacy_setters, remaining_epsilon, Adjacency, CheckedPrivacy, PrivacyParams,
+    calibrate_releases, charge_pre_spent, ledger_guarantee, pre_spent_epsilon, privacy_setters,
+    Adjacency, CheckedPrivacy, LedgerCalibration, PrivacyParams,
 };
 use crate::schedule::{Averaging, CoordinateOrder, Schedule};
 use crate::solver::{check_finite, Solver, Streams, Switches};
 use dp_accounting::calibrate::{self, Plan, PlanMechanism};
 use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::mechanisms::Gaussian;
-use dp_accounting::Epsilon;
+use dp_accounting::NoiseMultiplier;
 use dp_models::constants::Provenance;
 use dp_models::{Dataset, Loss, Penalty};
 use rand::{Rng, RngCore};
@@ -231,20 +232,26 @@ impl<D: ColumnKernels, L: Loss, P: Penalty> Solver<D> for DpCd<L, P> {
 impl<L: Loss, P: Penalty> DpCd<L, P> {
     /// The plan for a dataset of `n` samples given the smoothness constants `m`
     /// (no privacy is spent; useful to inspect the noise before fitting).
+    ///
+    /// What the constants cost before the releases is taken from `provenance`
+    /// (privately estimated constants) or, for DP-CD-P, from the budget fraction of its
+    /// Laplace estimate (charged in the fit as `p` releases of `epsilon_m / p` each; the
+    /// preview charges one release of `epsilon_m`, so with non-paper accounting the
+    /// fit's multiplier may differ from the preview's in the last digits).
     pub fn plan(&self, n: usize, m: &[f64], provenance: Provenance) -> Result<DpCdPlan> {
-        let (eps_opt, eps_m) = self.budget_split();
-        self.plan_with(n, m, provenance, eps_opt, eps_m)
-    }
-
-    fn budget_split(&self) -> (f64, Option<f64>) {
-        let eps = self.privacy.epsilon.get();
-        match self.smoothness.budget_fraction() {
-            Some(fraction) => {
-                let eps_m = fraction * eps;
-                (eps - eps_m, Some(eps_m))
+        let spent = match self.smoothness.budget_fraction() {
+            Some(fraction) => Some(fraction * self.privacy.epsilon.get()),
+            None => {
+                let e = pre_spent_epsilon(&provenance);
+                (e > 0.0).then_some(e)
             }
-            None => (eps, None),
+        };
+        let mut prior = Ledger::new();
+        if let Some(e) = spent {
+            charge_pre_spent(&mut prior, e, "smoothness constants")?;
         }
+        self.plan_with(n, m, provenance, &prior, spent)
+            .map(|(plan, _)| plan)
     }
 
     fn gaussian_plan(&self, releases: u64) -> Plan {
@@ -255,23 +262,34 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         }
     }
 
+    /// The plan of the releases that follow the charges of `prior` (`spent`: their
+    /// pure epsilon), calibrated against the ledger (see
+    /// [`calibrate_releases`](crate::privacy)).
     fn plan_with(
         &self,
         n: usize,
         m: &[f64],
         provenance: Provenance,
-        eps_opt: f64,
-        eps_m: Option<f64>,
-    ) -> Result<DpCdPlan> {
+        prior: &Ledger,
+        spent: Option<f64>,
+    ) -> Result<(DpCdPlan, LedgerCalibration)> {
         let p = m.len();
         check_smoothness(m, p)?;
         let schedule = Schedule::new(self.averaging, self.passes, p)?;
         let releases = schedule.updates();
-        let calibration = calibrate::calibrate_sigma(
-            &self.gaussian_plan(releases),
-            Epsilon::new(eps_opt)?,
-            self.privacy.delta,
-        )?;
+        let gaussian = self.gaussian_plan(releases);
+        let calibrated = calibrate_releases(prior, spent.unwrap_or(0.0), &gaussian, &self.privacy)?;
+        let calibration = calibrated.calibration;
+        // The releases' own epsilon (the whole ledger's when nothing was spent before).
+        let eps_opt = if spent.is_none() {
+            calibration.epsilon
+        } else {
+            calibrate::epsilon(
+                &gaussian,
+                NoiseMultiplier::new(calibration.noise_multiplier)?,
+                self.privacy.delta,
+            )?
+        };
         let s = calibration.noise_multiplier;
         let trace: f64 = m.iter().sum();
         let clip_thresholds: Vec<f64> =
@@ -279,10 +297,10 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         let sensitivities: Vec<f64> = clip_thresholds.iter().map(|c| 2.0 * c / n as f64).collect();
         let noise_std: Vec<f64> = sensitivities.iter().map(|d| s * d).collect();
         let step_sizes = m.iter().map(|mj| self.step_scale / mj).collect();
-        Ok(DpCdPlan {
+        let plan = DpCdPlan {
             accounting: self.privacy.accounting.name(),
             epsilon_optimisation: eps_opt,
-            epsilon_smoothness: eps_m,
+            epsilon_smoothness: spent,
             delta: self.privacy.delta.get(),
             schedule,
             coordinate_order: self.order,
@@ -296,7 +314,8 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             clip_thresholds,
             sensitivities,
             noise_std,
-        })
+        };
+        Ok((plan, calibrated))
     }
 
     pub(crate) fn fit_inner<D: ColumnKernels>(
@@ -330,31 +349,19 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         let provenance = tagged.provenance;
         let m = tagged.value;
         check_smoothness(&m, p)?;
-        let eps_opt = remaining_epsilon(target, spent.unwrap_or(0.0), "smoothness constants")?;
-
-        // 2. The plan, charged in full before the first release.
-        let plan = self.plan_with(n, &m, provenance, eps_opt, spent)?;
+        // 2. The plan, calibrated over the ledger charged so far plus its releases, and
+        //    charged in full before the first release.
+        let (plan, calibrated) = self.plan_with(n, &m, provenance, &ledger, spent)?;
         ledger.charge(Charge::Gaussian {
             noise_multiplier: plan.noise_multiplier,
             count: plan.releases,
         })?;
-        let calibrated = plan.calibration.epsilon + spent.unwrap_or(0.0);
-        let how = match spent {
-            Some(e) => format!(
-                "{} accounting of {} Gaussian releases ({}) + {e}-DP constants, basic composition",
-                plan.accounting, plan.releases, plan.calibration.epsilon
-            ),
-            None => format!(
-                "{} accounting of {} Gaussian releases",
-                plan.accounting, plan.releases
-            ),
-        };
         let guarantee = ledger_guarantee(
             &ledger,
+            &calibrated,
             &self.privacy,
             self.privacy.accounting.for_gaussian(),
             Adjacency::ReplaceOne,
-            (calibrated, how),
         )?;
         let mechanisms = plan
             .noise_std

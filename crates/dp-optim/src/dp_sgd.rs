@@ -15,18 +15,18 @@ use crate::kernel::objective_from_predictor;
 use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::plan::{BatchSampling, DpSgdPlan, PrivacyReport, SolverPlan};
 use crate::privacy::{
-    charge_pre_spent, ledger_guarantee, pre_spent_epsilon, privacy_setters, remaining_epsilon,
-    Adjacency, CheckedPrivacy, PrivacyParams,
+    calibrate_releases, charge_pre_spent, ledger_guarantee, pre_spent_epsilon, privacy_setters,
+    Adjacency, CheckedPrivacy, LedgerCalibration, PrivacyParams,
 };
 use crate::sgd::{
     check_sgd_problem, resolve_beta, row_norms, run_sgd, steps_for, GlobalSmoothness, L2ClipAt,
     NoVecNoise, SgdProblem, VecNoise,
 };
 use crate::solver::{check_finite, Solver, Streams, Switches};
-use dp_accounting::calibrate::{self, Calibration, Plan, PlanMechanism};
+use dp_accounting::calibrate::{self, Plan, PlanMechanism};
 use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::mechanisms::Gaussian;
-use dp_accounting::{Epsilon, SamplingRate};
+use dp_accounting::{NoiseMultiplier, SamplingRate};
 use dp_models::constants::Provenance;
 use dp_models::{Dataset, Design, Loss, Penalty};
 use rand::{Rng, RngCore};
@@ -170,12 +170,13 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
     }
 }
 
-/// Calibrations already computed by one solver, keyed by the plan and the epsilon
-/// (delta is the solver's). Calibrating a sampled plan costs milliseconds and repeated
+/// Calibrations already computed by one solver, keyed by the plan and the pure epsilon
+/// charged before it (target and delta are the solver's; the prior ledger is one
+/// `PureDp` charge of that epsilon, or nothing). Calibrating a sampled plan costs milliseconds and repeated
 /// fits of one solver (tuning, audits) ask for the same plans. The values are
 /// data-independent (a plan depends on the data only through the public `n`), and the
 /// search is deterministic, so a hit returns exactly what a new search would.
-type CalibrationMemo = std::sync::Arc<std::sync::Mutex<Vec<(Plan, u64, Calibration)>>>;
+type CalibrationMemo = std::sync::Arc<std::sync::Mutex<Vec<(Plan, u64, LedgerCalibration)>>>;
 
 /// DP-SGD with checked parameters (see [`DpSgdParams`]).
 #[derive(Debug, Clone)]
@@ -274,16 +275,17 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         })
     }
 
-    /// The smallest noise multiplier meeting `epsilon` for `plan`, memoised per solver.
-    fn calibrate(&self, plan: &Plan, epsilon: f64) -> Result<Calibration> {
+    /// The noise multiplier of `plan`'s steps after the charges of `prior` (`spent`:
+    /// their pure epsilon), calibrated against the ledger and memoised per solver.
+    fn calibrate(&self, prior: &Ledger, spent: f64, plan: &Plan) -> Result<LedgerCalibration> {
         const MEMO_SIZE: usize = 16;
-        let key = epsilon.to_bits();
+        let key = spent.to_bits();
         if let Ok(memo) = self.calibrations.lock() {
             if let Some((_, _, c)) = memo.iter().find(|(p, e, _)| p == plan && *e == key) {
                 return Ok(*c);
             }
         }
-        let c = calibrate::calibrate_sigma(plan, Epsilon::new(epsilon)?, self.privacy.delta)?;
+        let c = calibrate_releases(prior, spent, plan, &self.privacy)?;
         if let Ok(mut memo) = self.calibrations.lock() {
             if memo.len() < MEMO_SIZE {
                 memo.push((*plan, key, c));
@@ -299,9 +301,17 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
     }
 
     /// The plan for a dataset of `n` samples given `beta` (no privacy is spent). Under
-    /// add/remove `n` is ignored in favour of the stated `public_n`.
+    /// add/remove `n` is ignored in favour of the stated `public_n`. What `beta` cost
+    /// is read from its provenance.
     pub fn plan(&self, n: usize, beta: f64, beta_provenance: Provenance) -> Result<DpSgdPlan> {
-        self.plan_with(n, beta, beta_provenance, self.privacy.epsilon.get())
+        let mut prior = Ledger::new();
+        let spent = charge_pre_spent(
+            &mut prior,
+            pre_spent_epsilon(&beta_provenance),
+            "global smoothness",
+        )?;
+        self.plan_with(n, beta, beta_provenance, &prior, spent)
+            .map(|(plan, _)| plan)
     }
 
     fn plan_with(
@@ -309,8 +319,9 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         n: usize,
         beta: f64,
         beta_provenance: Provenance,
-        epsilon: f64,
-    ) -> Result<DpSgdPlan> {
+        prior: &Ledger,
+        spent: f64,
+    ) -> Result<(DpSgdPlan, LedgerCalibration)> {
         positive("global smoothness beta", beta)?;
         let n = self.planned_n(n);
         if self.batch_size as usize > n {
@@ -323,13 +334,24 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         let steps = steps_for(self.passes, n, self.batch_size)?;
         let q = self.batch_size as f64 / n as f64;
         let plan = self.accountant_plan(steps, q)?;
-        let calibration = self.calibrate(&plan, epsilon)?;
+        let calibrated = self.calibrate(prior, spent, &plan)?;
+        let calibration = calibrated.calibration;
+        // The steps' own epsilon (the whole ledger's when nothing was spent before).
+        let epsilon = if spent == 0.0 {
+            calibration.epsilon
+        } else {
+            calibrate::epsilon(
+                &plan,
+                NoiseMultiplier::new(calibration.noise_multiplier)?,
+                self.privacy.delta,
+            )?
+        };
         let s = calibration.noise_multiplier;
         let sensitivity = match self.adjacency {
             Adjacency::ReplaceOne => 2.0 * self.clip,
             Adjacency::AddRemove => self.clip,
         };
-        Ok(DpSgdPlan {
+        let sgd_plan = DpSgdPlan {
             accounting: self.privacy.accounting.name(),
             adjacency: self.adjacency,
             sampling: self.sampling(),
@@ -347,7 +369,8 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
             beta,
             beta_provenance,
             step: self.step_scale / beta,
-        })
+        };
+        Ok((sgd_plan, calibrated))
     }
 
     pub(crate) fn fit_inner<D: Design>(
@@ -384,8 +407,9 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
             "global smoothness",
         )?;
         let beta = tagged.require_private(self.privacy.allow_non_private_constants)?;
-        let eps_opt = remaining_epsilon(self.privacy.epsilon.get(), spent, "global smoothness")?;
-        let plan = self.plan_with(n, beta, provenance, eps_opt)?;
+        // The plan, calibrated over the ledger charged so far plus its steps, and
+        // charged in full before the first step.
+        let (plan, calibrated) = self.plan_with(n, beta, provenance, &ledger, spent)?;
         let (charge, accountant) = match self.adjacency {
             Adjacency::ReplaceOne => (
                 Charge::SampledWithoutReplacementGaussian {
@@ -405,24 +429,12 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
             ),
         };
         ledger.charge(charge)?;
-        let how = format!(
-            "{} accounting of {} Gaussian steps on batches sampled {} (q = {}){}",
-            plan.accounting,
-            plan.steps,
-            plan.sampling.name(),
-            plan.sampling_rate,
-            if spent > 0.0 {
-                format!(" + {spent}-DP beta, basic composition")
-            } else {
-                String::new()
-            }
-        );
         let guarantee = ledger_guarantee(
             &ledger,
+            &calibrated,
             &self.privacy,
             accountant,
             self.adjacency,
-            (plan.calibration.epsilon + spent, how),
         )?;
         let norms = row_norms(data.x());
         let prob = SgdProblem {

@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 pub struct DpCdPlan {
     /// "paper", "exact" or the custom accountant's name.
     pub accounting: String,
-    /// Epsilon given to the optimisation (the target, or `(1 - fraction)` of it for
-    /// DP-CD-P).
+    /// Epsilon of the optimisation's Gaussian releases alone, under the plan's
+    /// accountant (the whole guarantee when nothing was spent before them).
     pub epsilon_optimisation: f64,
     /// Epsilon spent on the `M_j`: DP-CD-P's Laplace estimate, or the cost recorded in
     /// the provenance of privately estimated constants given by the caller; `None` when
@@ -90,7 +90,8 @@ pub struct DpSgdPlan {
     /// (public by definition of the relation), the caller's stated `public_n` under
     /// add/remove (never read from the data).
     pub planned_n: usize,
-    /// Epsilon given to the optimisation (the target minus what the constants cost).
+    /// Epsilon of the noisy steps alone, under the plan's accountant (the whole
+    /// guarantee when nothing was spent before them).
     pub epsilon: f64,
     /// delta.
     pub delta: f64,

@@ -7,7 +7,8 @@
 //! solvers (`cd`, `dp_cd`, `sgd`, `dp_sgd`, `dp_gcd`).
 
 use crate::error::{OptimError, Result};
-use dp_accounting::calibrate::{Accountant, RdpConversion};
+use dp_accounting::calibrate::{self, Accountant, Calibration, Plan, RdpConversion};
+use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::{Delta, Epsilon};
 use serde::{Deserialize, Serialize};
 
@@ -274,49 +275,162 @@ pub(crate) fn remaining_epsilon(target: f64, spent: f64, what: &'static str) -> 
     Ok(rest)
 }
 
-/// The reported guarantee: the smaller of two valid bounds on the composition of
-/// everything in `ledger` — the ledger's own accounting under `accountant`, and the
-/// calibration's `(calibrated epsilon of the noisy releases) + (pure epsilon charged
-/// for constants)` by basic composition — with the name of the one used.
+/// How a plan's noise multiplier was calibrated against its ledger.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LedgerCalibration {
+    /// The calibration (multiplier, achieved epsilon, attaining order).
+    pub calibration: Calibration,
+    /// True when `calibration.epsilon` is the guarantee of the whole ledger (prior
+    /// charges + the plan), false when the releases were calibrated alone on what the
+    /// papers' budget split leaves them.
+    pub whole_ledger: bool,
+}
+
+/// Calibrates the noise multiplier of `plan`'s releases, to be charged after `prior`
+/// (what the fit charged before them; `spent` is its pure epsilon).
 ///
 /// # Privacy
-/// Both bounds cover every charge in the ledger (the second adds the pure charges to the
-/// calibrated releases' epsilon by basic composition, Dwork & Roth 2014, Thm 3.16), so
-/// their minimum is valid. A result above the target is an internal error, never
-/// reported as a success.
+/// * [`Accounting::Paper`] with something spent before: the papers' budget split. The
+///   releases alone are calibrated to `target - spent` (shaved by a few ulps,
+///   [`remaining_epsilon`]), and the whole ledger is then at most the target by basic
+///   composition (Dwork & Roth 2014, Thm 3.16); its reported guarantee is the ledger's
+///   own accounting, which is never above that.
+/// * Otherwise: [`calibrate::calibrate_ledger`] searches over the guarantee of the
+///   dry-run ledger `prior + plan`, the very function that reports the fit's
+///   guarantee, so the reported epsilon is exactly the calibrated one.
+///
+/// Errors, naming the constants, when `spent` leaves nothing for the releases.
+pub(crate) fn calibrate_releases(
+    prior: &Ledger,
+    spent: f64,
+    plan: &Plan,
+    privacy: &CheckedPrivacy,
+) -> Result<LedgerCalibration> {
+    let target = privacy.epsilon.get();
+    let rest = remaining_epsilon(target, spent, "smoothness constants")?;
+    if spent > 0.0 && privacy.accounting == Accounting::Paper {
+        let calibration = calibrate::calibrate_sigma(plan, Epsilon::new(rest)?, privacy.delta)?;
+        return Ok(LedgerCalibration {
+            calibration,
+            whole_ledger: false,
+        });
+    }
+    let calibration = calibrate::calibrate_ledger(prior, plan, privacy.epsilon, privacy.delta)?;
+    Ok(LedgerCalibration {
+        calibration,
+        whole_ledger: true,
+    })
+}
+
+/// The reported guarantee: the guarantee of everything in `ledger` under `accountant`,
+/// with a description of what it composes.
+///
+/// # Privacy
+/// When the calibration searched over this ledger (`whole_ledger`), its achieved
+/// epsilon *is* the ledger's guarantee (the fit charged exactly the dry run it was
+/// searched on), and is not recomputed; otherwise the ledger is accounted once. A
+/// result above the target is an internal error, never reported as a success.
 pub(crate) fn ledger_guarantee(
-    ledger: &dp_accounting::ledger::Ledger,
+    ledger: &Ledger,
+    calibrated: &LedgerCalibration,
     target: &CheckedPrivacy,
     accountant: Accountant,
     adjacency: Adjacency,
-    calibrated: (f64, String),
 ) -> Result<Guarantee> {
     let delta = target.delta;
-    let (cal_eps, cal_how) = calibrated;
-    let mut best = (cal_eps, cal_how);
-    if let Ok(e) = ledger.guarantee(delta, accountant) {
-        if e < best.0 {
-            best = (
-                e,
-                format!(
-                    "{accountant:?} accounting of the whole ledger ({} charges)",
-                    ledger.entries().len()
-                ),
-            );
-        }
-    }
-    if best.0.is_nan() || best.0 > target.epsilon.get() {
+    let epsilon = if calibrated.whole_ledger {
+        calibrated.calibration.epsilon
+    } else {
+        ledger.guarantee(delta, accountant)?
+    };
+    guarantee_of(ledger, epsilon, target, accountant, adjacency, true, true)
+}
+
+/// A [`Guarantee`] of `epsilon` at `target`'s delta for `ledger` under `accountant`.
+/// With `enforce`, an epsilon above the target is an internal error (the reported
+/// guarantee); without, it is returned as is (an alternative analysis, for comparison).
+pub(crate) fn guarantee_of(
+    ledger: &Ledger,
+    epsilon: f64,
+    target: &CheckedPrivacy,
+    accountant: Accountant,
+    adjacency: Adjacency,
+    proven: bool,
+    enforce: bool,
+) -> Result<Guarantee> {
+    if epsilon.is_nan() || (enforce && epsilon > target.epsilon.get()) {
         return Err(OptimError::Unsupported(format!(
-            "internal: the accounted epsilon {} exceeds the target {}; nothing was returned",
-            best.0,
+            "internal: the accounted epsilon {epsilon} exceeds the target {}; nothing was \
+             returned",
             target.epsilon.get()
         )));
     }
     Ok(Guarantee {
-        epsilon: best.0,
-        delta: delta.get(),
+        epsilon,
+        delta: target.delta.get(),
         adjacency,
-        how: best.1,
-        proven: true,
+        how: format!(
+            "{} accounting of the ledger: {}",
+            accountant_name(accountant),
+            describe(ledger)
+        ),
+        proven,
     })
+}
+
+/// A short name of an accountant for reports.
+pub(crate) fn accountant_name(accountant: Accountant) -> String {
+    match accountant {
+        Accountant::Rdp(RdpConversion::Mironov) => "RDP (Mironov conversion)".into(),
+        Accountant::Rdp(RdpConversion::Improved) => "RDP (improved conversion)".into(),
+        Accountant::Zcdp => "zCDP".into(),
+        Accountant::Gdp => "Gaussian DP".into(),
+        Accountant::Pld => "PLD".into(),
+        Accountant::MomentsAccountant => "moments accountant".into(),
+        Accountant::Composition(m) => format!("{m:?} composition"),
+    }
+}
+
+/// What a ledger composes, in words ("1 pure 0.1-DP release (constants) + 1200 Gaussian
+/// releases at noise multiplier 31.2").
+pub(crate) fn describe(ledger: &Ledger) -> String {
+    let parts: Vec<String> = ledger
+        .entries()
+        .iter()
+        .map(|c| match c {
+            Charge::Gaussian {
+                noise_multiplier,
+                count,
+            } => format!("{count} Gaussian releases at noise multiplier {noise_multiplier:.6}"),
+            Charge::SubsampledGaussian {
+                sampling_rate,
+                noise_multiplier,
+                count,
+            } => format!(
+                "{count} Poisson-subsampled Gaussian releases (q = {sampling_rate:.6}, noise \
+                 multiplier {noise_multiplier:.6})"
+            ),
+            Charge::SampledWithoutReplacementGaussian {
+                sampling_rate,
+                noise_multiplier,
+                count,
+            } => format!(
+                "{count} Gaussian releases on batches sampled without replacement \
+                 (fraction {sampling_rate:.6}, noise multiplier {noise_multiplier:.6})"
+            ),
+            Charge::PureDp {
+                epsilon,
+                count,
+                label,
+            } => format!("{count} x {epsilon:.6e}-DP ({label})"),
+            Charge::ExponentialMechanism { epsilon, count } => {
+                format!("{count} exponential-mechanism selections ({epsilon:.6e}-DP)")
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        "nothing".into()
+    } else {
+        parts.join(" + ")
+    }
 }

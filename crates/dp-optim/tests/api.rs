@@ -317,7 +317,9 @@ fn dp_cd_p_splits_the_budget_and_needs_no_opt_in() {
         plan.noise_multiplier >= want * (1.0 - 1e-9)
             && plan.noise_multiplier <= want * (1.0 + 1e-4)
     );
-    assert!((plan.epsilon_optimisation - 0.9).abs() < 1e-12);
+    // The releases alone get (at most, and within the calibration's tolerance) the 0.9
+    // the paper's split leaves them.
+    assert!(plan.epsilon_optimisation <= 0.9 && plan.epsilon_optimisation > 0.9 * (1.0 - 1e-8));
 
     // A fit.
     let d = data(500, 3);
@@ -342,7 +344,7 @@ fn dp_cd_p_splits_the_budget_and_needs_no_opt_in() {
     ));
     let eps_m = plan.epsilon_smoothness.unwrap();
     assert!((eps_m - 0.2).abs() < 1e-9, "{eps_m}");
-    assert!(plan.epsilon_optimisation < 1.8 + 1e-12 && plan.epsilon_optimisation > 1.8 - 1e-9);
+    assert!(plan.epsilon_optimisation <= 1.8 && plan.epsilon_optimisation > 1.8 * (1.0 - 1e-8));
     assert!(
         privacy.guarantee.epsilon <= 2.0,
         "{}",
