@@ -42,7 +42,8 @@ pub enum Smoothness {
     /// App. F (`dp_models::constants::private_coordinate_smoothness`) from per-feature
     /// bounds `|x_ij| <= feature_bounds[j]`, spending `budget_fraction * epsilon` (pure
     /// DP); the optimisation gets the rest at the same delta. The paper uses
-    /// `budget_fraction = 0.1`. Supported by DP-CD.
+    /// `budget_fraction = 0.1`. Supported by DP-CD (as DP-CD-P) and DP-GCD, which charge
+    /// the estimate to the fit's ledger before calibrating the rest on it.
     Private {
         /// Bounds `B_j >= |x_ij|` with their provenance: [`Tagged::public`] for bounds
         /// known without looking at the data; bounds computed from the data (the paper
@@ -85,7 +86,7 @@ impl Smoothness {
         Ok(())
     }
 
-    /// The fraction of the target spent on estimating the constants (DP-CD-P only).
+    /// The fraction of the target spent on estimating the constants (`Private` only).
     pub(crate) fn budget_fraction(&self) -> Option<f64> {
         match self {
             Smoothness::Private {

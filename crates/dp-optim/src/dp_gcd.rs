@@ -70,7 +70,7 @@ pub use calibration::{LaplaceComposition, ZcdpSplit};
 pub use rules::SelectionRule;
 pub use twin::greedy_cd;
 
-use crate::constants::Smoothness;
+use crate::constants::{resolve_private, Smoothness};
 use crate::error::{invalid, OptimError, Result};
 use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::plan::{DpGcdPlan, PrivacyReport, SolverPlan};
@@ -87,7 +87,8 @@ use dp_accounting::mechanisms::{Gaussian, Laplace, ReportNoisyMax, RnmNoise};
 use dp_models::constants::coordinate_smoothness;
 use dp_models::{Dataset, Design, Loss, Penalty};
 use gradient::SelectionNoise;
-use rand::{Rng, RngCore};
+use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
 
 /// Which noise and accountant pair DP-GCD uses.
@@ -299,49 +300,32 @@ impl<L: Loss, P: Penalty> DpGcdParams<L, P> {
                 self.loss.name()
             )));
         }
-        // Constants that cost privacy before the fit leave the rest to the iterations.
+        self.smoothness.check()?;
+        // What the constants cost before the iterations. DP-CD-P-style private
+        // estimation (`Smoothness::Private`) is charged in the fit, where its exact
+        // charges are known; until then the plan previews it as one charge.
+        let mut prior = Ledger::new();
         let spent = match &self.smoothness {
             Smoothness::FromData => 0.0,
-            Smoothness::Given(t) => pre_spent_epsilon(&t.provenance),
-            Smoothness::Private { .. } => {
-                return Err(OptimError::Unsupported(
-                    "DP-GCD does not estimate its constants itself: estimate them with \
-                     dp_models::constants::private_coordinate_smoothness and pass \
-                     Smoothness::Given (their cost is then charged to the fit)"
-                        .into(),
-                ))
-            }
+            Smoothness::Given(t) => charge_pre_spent(
+                &mut prior,
+                pre_spent_epsilon(&t.provenance),
+                "smoothness constants",
+            )?,
+            Smoothness::Private {
+                budget_fraction, ..
+            } => charge_pre_spent(
+                &mut prior,
+                budget_fraction * privacy.epsilon.get(),
+                "smoothness constants (preview of the private estimate)",
+            )?,
         };
-        let epsilon = remaining_epsilon(privacy.epsilon.get(), spent, "smoothness constants")?;
-        let delta = privacy.delta.get();
-        let calibration = if !self.noise {
-            Calibration::Off
-        } else {
-            match self.variant {
-                Variant::Laplace => Calibration::Laplace {
-                    step_epsilon: laplace_step_epsilon(
-                        epsilon,
-                        delta,
-                        self.iterations,
-                        self.composition,
-                    )?,
-                },
-                Variant::Zcdp => Calibration::Zcdp(zcdp_split(
-                    epsilon,
-                    delta,
-                    self.iterations,
-                    self.selection_share,
-                )?),
-            }
-        };
-        let mut solver = DpGcd {
+        let budget = GcdBudget::calibrate(&self, &privacy, prior, spent)?;
+        let solver = DpGcd {
             params: self,
             privacy,
-            epsilon,
-            spent,
-            calibration,
+            budget,
         };
-        solver.fit_calibration_to_ledger()?;
         Ok(solver)
     }
 }
@@ -365,11 +349,59 @@ pub enum Calibration {
 pub struct DpGcd<L, P> {
     params: DpGcdParams<L, P>,
     privacy: CheckedPrivacy,
+    budget: GcdBudget,
+}
+
+/// What a DP-GCD fit charges and how its iterations are calibrated.
+#[derive(Debug, Clone)]
+struct GcdBudget {
+    /// What the constants cost, charged before the iterations.
+    prior: Ledger,
     /// The iterations' share of the target (the target minus `spent`).
     epsilon: f64,
-    /// Pure epsilon of constants estimated before the fit.
-    spent: f64,
     calibration: Calibration,
+}
+
+impl GcdBudget {
+    /// Calibrates the iterations after `prior` (pure epsilon `spent`): a closed form of
+    /// the composition theorem, checked against the planned ledger
+    /// ([`GcdBudget::fit_to_ledger`]).
+    fn calibrate<L, P>(
+        prm: &DpGcdParams<L, P>,
+        privacy: &CheckedPrivacy,
+        prior: Ledger,
+        spent: f64,
+    ) -> Result<GcdBudget> {
+        let epsilon = remaining_epsilon(privacy.epsilon.get(), spent, "smoothness constants")?;
+        let delta = privacy.delta.get();
+        let calibration = if !prm.noise {
+            Calibration::Off
+        } else {
+            match prm.variant {
+                Variant::Laplace => Calibration::Laplace {
+                    step_epsilon: laplace_step_epsilon(
+                        epsilon,
+                        delta,
+                        prm.iterations,
+                        prm.composition,
+                    )?,
+                },
+                Variant::Zcdp => Calibration::Zcdp(zcdp_split(
+                    epsilon,
+                    delta,
+                    prm.iterations,
+                    prm.selection_share,
+                )?),
+            }
+        };
+        let mut budget = GcdBudget {
+            prior,
+            epsilon,
+            calibration,
+        };
+        budget.fit_to_ledger(prm, privacy)?;
+        Ok(budget)
+    }
 }
 
 /// The exact objective `(1/n) sum_i loss(z_i, y_i) + (ridge/2)||w||^2 + psi(w)` from the
@@ -393,7 +425,7 @@ pub fn objective_value<L: Loss + ?Sized, P: Penalty + ?Sized>(
 impl<L, P> DpGcd<L, P> {
     /// Name used in reports.
     pub fn name(&self) -> &'static str {
-        match self.calibration {
+        match self.budget.calibration {
             Calibration::Off => "greedy-cd",
             _ => self.params.variant.name(),
         }
@@ -426,7 +458,7 @@ impl<D: Design, L: Loss, P: Penalty> Solver<D> for DpGcd<L, P> {
 impl<L: Loss, P: Penalty> DpGcd<L, P> {
     /// The calibration of this solver.
     pub fn calibration(&self) -> Calibration {
-        self.calibration
+        self.budget.calibration
     }
 
     fn fit_inner<D: Design, R: Rng + ?Sized>(
@@ -463,13 +495,36 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
             )));
         }
 
-        // Smoothness constants and their provenance.
+        // Smoothness constants and their provenance. A private estimate is drawn (and
+        // charged) first, and the iterations are calibrated on what it actually cost.
+        let mut fit_budget = None;
+        let mut bounds_non_private = false;
         let tagged = match &prm.smoothness {
             Smoothness::Given(m) => m.clone(),
+            Smoothness::Private { .. } if prm.noise => {
+                let mut seed = [0u8; 32];
+                rng.fill_bytes(&mut seed);
+                let mut constants_rng = ChaCha20Rng::from_seed(seed);
+                let mut prior = Ledger::new();
+                let resolved = resolve_private(
+                    &prm.smoothness,
+                    &prm.loss,
+                    x,
+                    self.privacy.epsilon.get(),
+                    self.privacy.allow_non_private_constants,
+                    &mut constants_rng,
+                    &mut prior,
+                )?;
+                let spent = resolved.spent.unwrap_or(0.0);
+                bounds_non_private = resolved.uses_non_private;
+                fit_budget = Some(GcdBudget::calibrate(prm, &self.privacy, prior, spent)?);
+                resolved.tagged
+            }
             _ => coordinate_smoothness(&prm.loss, x)?,
         };
+        let budget = fit_budget.as_ref().unwrap_or(&self.budget);
         let provenance = tagged.provenance;
-        let uses_non_private = !tagged.is_private();
+        let uses_non_private = !tagged.is_private() || bounds_non_private;
         let m_data = if prm.noise {
             tagged.require_private(self.privacy.allow_non_private_constants)?
         } else {
@@ -498,10 +553,10 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
 
         // Everything is charged before the first draw: the ledger the calibration was
         // checked against (see `fit_calibration_to_ledger`).
-        let ledger = self.planned_ledger()?;
+        let ledger = budget.planned_ledger(prm)?;
         let t_iter = prm.iterations;
         // Per-iteration mechanisms (data-independent scales up to Delta_j).
-        let (selection_noise, update_multiplier, selection_multiplier) = match self.calibration {
+        let (selection_noise, update_multiplier, selection_multiplier) = match budget.calibration {
             Calibration::Off => (SelectionNoise::Off, 0.0, 0.0),
             Calibration::Laplace { step_epsilon } => {
                 match prm.rnm {
@@ -607,7 +662,7 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
             // Thm 3.6); fresh Gaussian noise of std z Delta_j makes it 1/(2 z^2)-zCDP
             // (Bun & Steinke 2016, Prop. 1.6). The prox step is post-processing.
             let delta_j = 2.0 * clip_j[j] * inv_n;
-            let noisy = match self.calibration {
+            let noisy = match budget.calibration {
                 Calibration::Off => grad[j],
                 Calibration::Laplace { .. } => {
                     grad[j] + Laplace::new(update_multiplier * delta_j)?.sample(rng)
@@ -642,11 +697,11 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
         let seconds = start.elapsed().as_secs_f64();
         check_finite("DP-GCD", &w, "lower the step scale")?;
         let objective = objective_value(&prm.loss, &prm.penalty, prm.ridge, y, &z, &w);
-        let privacy = match self.calibration {
+        let privacy = match budget.calibration {
             Calibration::Off => None,
             _ => {
-                let (guarantee, other_guarantees) = self.guarantees()?;
-                let (rho_selection, rho_update) = match self.calibration {
+                let (guarantee, other_guarantees) = self.guarantees_for(budget)?;
+                let (rho_selection, rho_update) = match budget.calibration {
                     Calibration::Zcdp(s) => (Some(s.rho_selection), Some(s.rho_update)),
                     _ => (None, None),
                 };
@@ -664,11 +719,11 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                         step_scale: prm.step,
                         clip: prm.clip,
                         ridge: prm.ridge,
-                        epsilon: self.epsilon,
+                        epsilon: budget.epsilon,
                         update_multiplier,
                         selection_multiplier,
                         score_sensitivity,
-                        step_epsilon: match self.calibration {
+                        step_epsilon: match budget.calibration {
                             Calibration::Laplace { step_epsilon } => Some(step_epsilon),
                             _ => None,
                         },
@@ -702,113 +757,24 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
         })
     }
 
-    /// The charges of one fit, in order: the constants' cost (if any), then `T`
-    /// selections and `T` updates. Data-independent.
-    fn charges(&self) -> Result<Vec<Charge>> {
-        let t = self.params.iterations;
-        let mut out = Vec::new();
-        let mut prior = Ledger::new();
-        charge_pre_spent(&mut prior, self.spent, "smoothness constants")?;
-        out.extend(prior.entries().iter().cloned());
-        match self.calibration {
-            Calibration::Off => return Ok(Vec::new()),
-            Calibration::Laplace { step_epsilon } => {
-                out.push(Charge::PureDp {
-                    epsilon: step_epsilon,
-                    count: t,
-                    label: "dp-gcd selection (Laplace report-noisy-max)".into(),
-                });
-                out.push(Charge::PureDp {
-                    epsilon: step_epsilon,
-                    count: t,
-                    label: "dp-gcd update (Laplace mechanism)".into(),
-                });
-            }
-            Calibration::Zcdp(split) => {
-                out.push(Charge::ExponentialMechanism {
-                    epsilon: split.selection_epsilon,
-                    count: t,
-                });
-                out.push(Charge::Gaussian {
-                    noise_multiplier: update_noise_multiplier(&split),
-                    count: t,
-                });
-            }
-        }
-        Ok(out)
-    }
-
-    /// The ledger a fit charges before its first draw.
-    fn planned_ledger(&self) -> Result<Ledger> {
-        let mut ledger = Ledger::new();
-        for c in self.charges()? {
-            ledger.charge(c)?;
-        }
-        Ok(ledger)
-    }
-
-    /// The accountant of the reported guarantee: the composition theorem the Laplace
-    /// variant's calibration inverts, or zCDP.
-    fn accountant(&self) -> Accountant {
-        match self.params.variant {
-            Variant::Laplace => Accountant::Composition(self.params.composition.method()),
-            Variant::Zcdp => Accountant::Zcdp,
-        }
-    }
-
-    /// Checks the closed-form calibration against the guarantee of the planned ledger,
-    /// the function that reports the fit's guarantee, and shrinks the per-step budget
-    /// by relative steps of `1e-12` while the ledger is above the target (the closed
-    /// forms invert the same composition, so this only absorbs floating-point
-    /// rounding in the ledger's recomputation of the per-step costs).
-    fn fit_calibration_to_ledger(&mut self) -> Result<()> {
-        if self.calibration == Calibration::Off {
-            return Ok(());
-        }
-        let target = self.privacy.epsilon.get();
-        let accountant = self.accountant();
-        for _ in 0..64 {
-            let eps = self
-                .planned_ledger()?
-                .guarantee(self.privacy.delta, accountant)?;
-            if eps <= target {
-                return Ok(());
-            }
-            let shrink = 1.0 - 1e-12;
-            self.calibration = match self.calibration {
-                Calibration::Laplace { step_epsilon } => Calibration::Laplace {
-                    step_epsilon: step_epsilon * shrink,
-                },
-                Calibration::Zcdp(split) => Calibration::Zcdp(ZcdpSplit {
-                    rho_total: split.rho_total * shrink,
-                    rho_selection: split.rho_selection * shrink,
-                    rho_update: split.rho_update * shrink,
-                    selection_epsilon: split.selection_epsilon * shrink,
-                }),
-                Calibration::Off => Calibration::Off,
-            };
-        }
-        Err(OptimError::Unsupported(
-            "internal: DP-GCD's calibration does not meet the target under its ledger's \
-             accounting"
-                .into(),
-        ))
-    }
-
     /// The guarantee of this solver: its planned ledger under the analysis the
     /// calibration used, and under the other accountants that apply. Data-independent.
     /// The first is never above the target.
     pub fn guarantees(&self) -> Result<(Guarantee, Vec<Guarantee>)> {
+        self.guarantees_for(&self.budget)
+    }
+
+    fn guarantees_for(&self, budget: &GcdBudget) -> Result<(Guarantee, Vec<Guarantee>)> {
         let prm = &self.params;
         let delta = self.privacy.delta;
-        if self.calibration == Calibration::Off {
+        if budget.calibration == Calibration::Off {
             return Err(OptimError::Unsupported(
                 "noise is off: the fit is not private and has no guarantee".into(),
             ));
         }
-        let ledger = self.planned_ledger()?;
+        let ledger = budget.planned_ledger(prm)?;
         let proven = !(prm.variant == Variant::Laplace && prm.rnm == RnmCalibration::Paper);
-        let accountant = self.accountant();
+        let accountant = budget_accountant(prm);
         let main = guarantee_of(
             &ledger,
             ledger.guarantee(delta, accountant)?,
@@ -840,13 +806,13 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
             }
         }
         if !proven
-            && matches!(self.calibration, Calibration::Laplace { .. })
+            && matches!(budget.calibration, Calibration::Laplace { .. })
             && prm.rule == SelectionRule::GsL
         {
             // The paper's GS-L selection (noise inside |.|, factor 1) is provably
             // 2 eps'-DP (docs/privacy/dp-gcd.md): the same fit charged that way.
             let mut alt = Ledger::new();
-            for c in self.charges()? {
+            for c in budget.charges(prm)? {
                 alt.charge(match c {
                     Charge::PureDp {
                         epsilon,
@@ -872,6 +838,102 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
             )?);
         }
         Ok((main, others))
+    }
+}
+
+impl GcdBudget {
+    /// The charges of one fit, in order: the constants' cost (if any), then `T`
+    /// selections and `T` updates. Data-independent.
+    fn charges<L, P>(&self, prm: &DpGcdParams<L, P>) -> Result<Vec<Charge>> {
+        let t = prm.iterations;
+        let mut out: Vec<Charge> = self.prior.entries().to_vec();
+        match self.calibration {
+            Calibration::Off => return Ok(Vec::new()),
+            Calibration::Laplace { step_epsilon } => {
+                out.push(Charge::PureDp {
+                    epsilon: step_epsilon,
+                    count: t,
+                    label: "dp-gcd selection (Laplace report-noisy-max)".into(),
+                });
+                out.push(Charge::PureDp {
+                    epsilon: step_epsilon,
+                    count: t,
+                    label: "dp-gcd update (Laplace mechanism)".into(),
+                });
+            }
+            Calibration::Zcdp(split) => {
+                out.push(Charge::ExponentialMechanism {
+                    epsilon: split.selection_epsilon,
+                    count: t,
+                });
+                out.push(Charge::Gaussian {
+                    noise_multiplier: update_noise_multiplier(&split),
+                    count: t,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The ledger a fit charges before its first draw.
+    fn planned_ledger<L, P>(&self, prm: &DpGcdParams<L, P>) -> Result<Ledger> {
+        let mut ledger = Ledger::new();
+        for c in self.charges(prm)? {
+            ledger.charge(c)?;
+        }
+        Ok(ledger)
+    }
+
+    /// Checks the closed-form calibration against the guarantee of the planned ledger,
+    /// the function that reports the fit's guarantee, and shrinks the per-step budget
+    /// by relative steps of `1e-12` while the ledger is above the target (the closed
+    /// forms invert the same composition, so this only absorbs floating-point
+    /// rounding in the ledger's recomputation of the per-step costs).
+    fn fit_to_ledger<L, P>(
+        &mut self,
+        prm: &DpGcdParams<L, P>,
+        privacy: &CheckedPrivacy,
+    ) -> Result<()> {
+        if self.calibration == Calibration::Off {
+            return Ok(());
+        }
+        let target = privacy.epsilon.get();
+        let accountant = budget_accountant(prm);
+        for _ in 0..64 {
+            let eps = self
+                .planned_ledger(prm)?
+                .guarantee(privacy.delta, accountant)?;
+            if eps <= target {
+                return Ok(());
+            }
+            let shrink = 1.0 - 1e-12;
+            self.calibration = match self.calibration {
+                Calibration::Laplace { step_epsilon } => Calibration::Laplace {
+                    step_epsilon: step_epsilon * shrink,
+                },
+                Calibration::Zcdp(split) => Calibration::Zcdp(ZcdpSplit {
+                    rho_total: split.rho_total * shrink,
+                    rho_selection: split.rho_selection * shrink,
+                    rho_update: split.rho_update * shrink,
+                    selection_epsilon: split.selection_epsilon * shrink,
+                }),
+                Calibration::Off => Calibration::Off,
+            };
+        }
+        Err(OptimError::Unsupported(
+            "internal: DP-GCD's calibration does not meet the target under its ledger's \
+             accounting"
+                .into(),
+        ))
+    }
+}
+
+/// The accountant of the reported guarantee: the composition theorem the Laplace
+/// variant's calibration inverts, or zCDP.
+fn budget_accountant<L, P>(prm: &DpGcdParams<L, P>) -> Accountant {
+    match prm.variant {
+        Variant::Laplace => Accountant::Composition(prm.composition.method()),
+        Variant::Zcdp => Accountant::Zcdp,
     }
 }
 

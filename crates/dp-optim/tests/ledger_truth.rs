@@ -147,3 +147,70 @@ fn dp_gcd_reports_its_ledger() {
         }
     }
 }
+
+/// DP-GCD estimates its constants privately in the fit (as DP-CD-P does): the Laplace
+/// estimate is charged first, the iterations are calibrated on what it cost, and the
+/// guarantee is the whole ledger's.
+#[test]
+fn dp_gcd_estimates_its_constants_privately() {
+    let data = regression(300, 4);
+    let fit = dp_gcd::DpGcdParams::new(Squared::half(), L1::new(0.01).unwrap())
+        .epsilon(1.0)
+        .delta(DELTA)
+        .passes(5)
+        .rule(SelectionRule::GsR)
+        .smoothness(Smoothness::private(Tagged::public(vec![1.0; 4])))
+        .build()
+        .unwrap()
+        .fit_seeded(&data, 4)
+        .unwrap();
+    check(
+        &fit,
+        Accountant::Composition(CompositionMethod::Advanced),
+        true,
+        "dp-gcd private constants",
+    );
+    let privacy = fit.privacy().unwrap();
+    assert!(!privacy.uses_non_private_constants);
+    let SolverPlan::DpGcd(plan) = &privacy.plan else {
+        panic!("not a DP-GCD plan")
+    };
+    assert!(matches!(
+        plan.smoothness_provenance,
+        Provenance::PrivatelyEstimated { .. }
+    ));
+    // The estimate (10 % of epsilon by default) is in the ledger before the iterations,
+    // and the iterations got the rest.
+    let estimate: f64 = privacy
+        .ledger
+        .entries()
+        .iter()
+        .filter_map(|c| match c {
+            dp_accounting::ledger::Charge::PureDp {
+                epsilon,
+                count,
+                label,
+            } if !label.starts_with("dp-gcd") => Some(epsilon * *count as f64),
+            _ => None,
+        })
+        .sum();
+    assert!((estimate - 0.1).abs() < 1e-9, "{estimate}");
+    assert!(
+        plan.epsilon < 0.9 + 1e-9 && plan.epsilon > 0.9 - 1e-6,
+        "{}",
+        plan.epsilon
+    );
+    // Bounds computed from the data need the opt-in, as for DP-CD-P.
+    let err = dp_gcd::DpGcdParams::new(Squared::half(), L1::new(0.01).unwrap())
+        .epsilon(1.0)
+        .delta(DELTA)
+        .smoothness(Smoothness::private(Tagged::data_non_private(vec![1.0; 4])))
+        .build()
+        .unwrap()
+        .fit_seeded(&data, 4)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("allow_non_private_constants"),
+        "{err}"
+    );
+}
