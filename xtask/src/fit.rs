@@ -252,6 +252,12 @@ fn load(
             if target.is_some() {
                 bail!("--target applies to CSV files only (LIBSVM labels come first on each line)");
             }
+            if labels.is_some() {
+                bail!(
+                    "--positive / --negative apply to CSV files only: LIBSVM labels are \
+                     the numbers written (+1 / -1 for classification)"
+                );
+            }
             Ok(Data::Sparse(load_libsvm(path, None)?))
         }
     }

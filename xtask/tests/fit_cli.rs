@@ -332,6 +332,33 @@ fn libsvm_input_fits_and_predicts() {
     ]));
     assert!(!ok);
     assert!(err.contains("--target applies to CSV files only"), "{err}");
+    // So are the class names: refused, not silently ignored.
+    let (ok, _, err) = run(xtask().args([
+        "fit",
+        "--data",
+        data.to_str().unwrap(),
+        "--positive",
+        "yes",
+        "--negative",
+        "no",
+        "--loss",
+        "logistic",
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--feature-bound",
+        "1",
+        "--model-out",
+        model.to_str().unwrap(),
+    ]));
+    assert!(!ok);
+    assert!(
+        err.contains("--positive / --negative apply to CSV files only"),
+        "{err}"
+    );
 }
 
 #[test]
