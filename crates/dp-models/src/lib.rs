@@ -3,6 +3,7 @@
 pub mod constants;
 pub mod dataset;
 pub mod design;
+pub mod dual;
 pub mod error;
 pub mod io;
 pub mod loss;
@@ -16,6 +17,7 @@ pub mod split;
 pub use constants::{Provenance, Tagged};
 pub use dataset::Dataset;
 pub use design::{ClipValues, DenseDesign, Design, SparseDesign};
+pub use dual::DualLoss;
 pub use error::{ModelError, Result};
 pub use loss::{Hinge, Huber, Logistic, Loss, Squared, SquaredHinge};
 pub use objective::Objective;

@@ -4,6 +4,7 @@ pub mod cd;
 pub mod constants;
 pub mod dp_cd;
 pub mod dp_gcd;
+pub mod dp_scd;
 pub mod dp_sgd;
 pub mod error;
 pub mod kernel;
@@ -11,6 +12,7 @@ pub mod model;
 pub mod plan;
 pub mod privacy;
 pub mod schedule;
+pub mod sdca;
 pub mod sgd;
 pub mod solver;
 
@@ -18,24 +20,30 @@ pub use cd::{Cd, CdParams};
 pub use constants::{GlobalSmoothness, Smoothness};
 pub use dp_cd::{DpCd, DpCdParams};
 pub use dp_gcd::{DpGcd, DpGcdParams};
+pub use dp_scd::{DpScd, DpScdParams, DualNoise};
 pub use dp_sgd::{DpSgd, DpSgdParams};
 pub use error::{OptimError, Result};
 pub use kernel::ColumnKernels;
 pub use model::{with_intercept_column, AppendConstantColumn, Diagnostics, Fitted, LinearModel};
-pub use plan::{BatchSampling, DpCdPlan, DpGcdPlan, DpSgdPlan, PrivacyReport, SolverPlan};
+pub use plan::{
+    BatchSampling, DpCdPlan, DpGcdPlan, DpScdPlan, DpSgdPlan, PrivacyReport, SolverPlan,
+};
 pub use privacy::{Accounting, Adjacency, CheckedPrivacy, Guarantee, PrivacyParams};
 pub use schedule::{Averaging, CoordinateOrder, Schedule};
+pub use sdca::{BatchUpdates, Sdca, SdcaParams};
 pub use sgd::{Sgd, SgdParams};
 pub use solver::Solver;
 
 /// Everything needed to build and fit a solver: `use dp_optim::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Accounting, Adjacency, BatchSampling, Cd, CdParams, DpCd, DpCdParams, DpGcd, DpGcdParams,
-        DpSgd, DpSgdParams, Fitted, GlobalSmoothness, LinearModel, PrivacyParams, Sgd, SgdParams,
-        Smoothness, Solver,
+        Accounting, Adjacency, BatchSampling, BatchUpdates, Cd, CdParams, DpCd, DpCdParams, DpGcd,
+        DpGcdParams, DpScd, DpScdParams, DpSgd, DpSgdParams, DualNoise, Fitted, GlobalSmoothness,
+        LinearModel, PrivacyParams, Sdca, SdcaParams, Sgd, SgdParams, Smoothness, Solver,
     };
 }
 
+#[cfg(test)]
+mod scd_tests;
 #[cfg(test)]
 mod tests;

@@ -128,6 +128,13 @@ pub struct Diagnostics {
     pub objective_trajectory: Vec<f64>,
     /// The coordinate selected at each iteration (greedy methods).
     pub selected: Vec<usize>,
+    /// The duality gap `P(w) - D(alpha)` at the returned coefficients, an upper bound on
+    /// `F(w) - F*` (dual methods: SDCA).
+    #[serde(default)]
+    pub duality_gap: Option<f64>,
+    /// The duality gap after every pass, when the solver was asked to record it.
+    #[serde(default)]
+    pub duality_gap_trajectory: Vec<f64>,
     /// The seed of [`Solver::fit_seeded`](crate::Solver::fit_seeded); `None` for fits
     /// drawing from OS entropy or a caller's generator. **Secret**: with it, the noise
     /// can be replayed.

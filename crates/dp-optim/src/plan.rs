@@ -156,6 +156,47 @@ pub struct DpGcdPlan {
     pub smoothness_provenance: Provenance,
 }
 
+/// Everything DP-SCD (or SEQDP-SCD) spends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DpScdPlan {
+    /// "paper", "exact" or the custom accountant's name.
+    pub accounting: String,
+    /// The neighbouring relation of the guarantee (replace-one).
+    pub adjacency: Adjacency,
+    /// How the steps of one mini-batch are combined: "independent" (DP-SCD) or
+    /// "sequential" (SEQDP-SCD).
+    pub updates: String,
+    /// Which dual variables are perturbed: "every-record" or "sampled-records" (the
+    /// paper's).
+    pub dual_noise: String,
+    /// The number of records `n` (public under replace-one).
+    pub planned_n: usize,
+    /// Epsilon given to the optimisation.
+    pub epsilon: f64,
+    /// delta.
+    pub delta: f64,
+    /// Number of noisy mini-batch steps `T`.
+    pub steps: u64,
+    /// Sampling fraction `q = L / n`.
+    pub sampling_rate: f64,
+    /// Mini-batch size `L` (drawn without replacement, afresh at every step).
+    pub batch_size: u64,
+    /// Noise multiplier `s`: noise std = `s * sensitivity`.
+    pub noise_multiplier: f64,
+    /// The calibration returned by `dp-accounting`.
+    pub calibration: Calibration,
+    /// Bound `C` on every dual coordinate step.
+    pub clip: f64,
+    /// Public bound on the rows' L2 norms the sensitivity assumes.
+    pub row_norm_bound: f64,
+    /// Replace-one L2 sensitivity of one step's update of `(alpha, v)`.
+    pub sensitivity: f64,
+    /// Noise std per coordinate, `s * sensitivity`.
+    pub noise_std: f64,
+    /// Ridge strength `lambda`.
+    pub lambda: f64,
+}
+
 /// The solver-specific plan a fit spent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -166,6 +207,8 @@ pub enum SolverPlan {
     DpSgd(DpSgdPlan),
     /// DP-GCD.
     DpGcd(DpGcdPlan),
+    /// DP-SCD / SEQDP-SCD.
+    DpScd(DpScdPlan),
 }
 
 /// The privacy part of a released model: what was promised, what was spent, and the

@@ -20,16 +20,18 @@ use dp_models::constants::{
     clipped_smoothness_sum, private_coordinate_smoothness_with, PrivateSmoothnessOptions,
     Provenance, Tagged,
 };
+use dp_models::dual::DualLoss;
 use dp_models::{
-    Dataset, DenseDesign, Design, Huber, Logistic, Loss, NoPenalty, Penalty, SparseDesign, Squared,
-    SquaredHinge, L1,
+    Dataset, DenseDesign, Design, Hinge, Huber, Logistic, Loss, NoPenalty, Penalty, SparseDesign,
+    Squared, SquaredHinge, L1, L2,
 };
 use dp_optim::dp_gcd::rules::score;
 use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
 use dp_optim::kernel::{Clamp, ColumnKernels};
 use dp_optim::Solver;
 use dp_optim::{
-    Accounting, Adjacency, DpCdParams, DpSgdParams, GlobalSmoothness, Smoothness, SolverPlan,
+    Accounting, Adjacency, BatchUpdates, DpCdParams, DpScdParams, DpSgdParams, GlobalSmoothness,
+    Smoothness, SolverPlan,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -1433,4 +1435,186 @@ fn dp_cd_p_empirical_epsilon() {
     let a = audit_both(&out_d, &out_d2, &thresholds, delta);
     eprintln!("dp-cd-p: claim {claim}, runs {runs}, {a:?}");
     assert!(a.epsilon_lower_bound <= claim, "{a:?} exceeds {claim}");
+}
+
+// ---------------------------------------------------------------------------------
+// DP-SCD
+// ---------------------------------------------------------------------------------
+
+/// Every row of the row-major `x` (`n x p`) scaled to L2 norm 1 (zero rows stay zero),
+/// without overflow for extreme entries: DP-SCD's precondition.
+fn unit_rows(x: &mut [f64], p: usize) {
+    for row in x.chunks_mut(p) {
+        let m = row.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        if m == 0.0 {
+            continue;
+        }
+        row.iter_mut().for_each(|v| *v /= m);
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        row.iter_mut().for_each(|v| *v /= norm);
+    }
+}
+
+/// One DP-SCD step with `L = n` (every record in the batch), from `alpha = 0`, `v = 0`:
+/// returns `v_1 = (w lambda n)` and the plan.
+fn dp_scd_one_step<L: DualLoss + Clone>(
+    loss: &L,
+    data: &Dataset<DenseDesign>,
+    clip: f64,
+    updates: BatchUpdates,
+    seed: u64,
+) -> (Vec<f64>, dp_optim::DpScdPlan) {
+    let n = data.n_samples();
+    let lambda = 0.5;
+    let fit = DpScdParams::new(loss.clone(), L2::new(lambda).unwrap())
+        .epsilon(1.0)
+        .delta(1e-5)
+        .passes(1)
+        .batch_size(n as u64)
+        .clip(clip)
+        .updates(updates)
+        .build()
+        .unwrap()
+        .fit_seeded(data, seed)
+        .unwrap();
+    let SolverPlan::DpScd(plan) = &fit.privacy().unwrap().plan else {
+        panic!("not a DP-SCD plan")
+    };
+    assert_eq!(plan.steps, 1);
+    let v = fit
+        .model
+        .coefficients
+        .iter()
+        .map(|w| w * lambda * n as f64)
+        .collect();
+    (v, plan.clone())
+}
+
+fn dp_scd_check<L: DualLoss + Clone>(loss: L, classification: bool, trials: usize) -> f64 {
+    let mut rng = ChaCha20Rng::seed_from_u64(0x5CD);
+    let mut worst = 0.0f64;
+    for t in 0..trials {
+        let n = rng.random_range(1..=5);
+        let p = rng.random_range(1..=3);
+        let mut nb = Neighbours::random(&mut rng, n, p, classification);
+        unit_rows(&mut nb.x, p);
+        unit_rows(&mut nb.x2, p);
+        let clip = clip_choice(&mut rng);
+        let (d, d2) = nb.dense();
+        for updates in [BatchUpdates::Independent, BatchUpdates::Sequential] {
+            let seed = 9000 + t as u64;
+            let (v, plan) = dp_scd_one_step(&loss, &d, clip, updates, seed);
+            let (v2, _) = dp_scd_one_step(&loss, &d2, clip, updates, seed);
+            assert!(
+                v.iter().chain(&v2).all(|a| a.is_finite()),
+                "{}: non-finite DP-SCD output {v:?} / {v2:?}",
+                loss.name()
+            );
+            // Same seed, same batch (all records), same noise: the difference is the
+            // difference of the noiseless updates of v.
+            let diff = v
+                .iter()
+                .zip(&v2)
+                .map(|(a, b)| (a - b).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            let scale: f64 = v.iter().chain(&v2).map(|a| a.abs()).sum();
+            let tol = slack(scale);
+            // Independent updates: only record k's step changes, |zeta| <= C, ||x|| <= 1.
+            let bound = match updates {
+                BatchUpdates::Independent => 2.0 * clip,
+                BatchUpdates::Sequential => 2.0 * clip * n as f64,
+            };
+            assert!(
+                diff <= bound * (1.0 + 1e-9) + tol,
+                "{} {updates:?}: change of v {diff} > {bound}",
+                loss.name()
+            );
+            assert!(diff <= plan.sensitivity + tol);
+            if updates == BatchUpdates::Independent && tol < 1e-6 * clip {
+                worst = worst.max(diff / (2.0 * clip));
+            }
+        }
+    }
+    worst
+}
+
+/// DP-SCD, end to end: one step with `L = n` and the same seed on replace-one neighbours
+/// (one row and label replaced by extreme values, rows scaled to norm 1). The released
+/// `v` moves by at most `2 C` (independent updates: only the replaced record's step
+/// changes) or `2 C L` (sequential), within the reported sensitivity.
+#[test]
+fn dp_scd_update_within_sensitivity() {
+    let trials = if slow() { 1500 } else { 100 };
+    let worst = dp_scd_check(Squared::half(), false, trials)
+        .max(dp_scd_check(Squared::full(), false, trials))
+        .max(dp_scd_check(Logistic, true, trials))
+        .max(dp_scd_check(Hinge, true, trials));
+    assert!(worst > 0.9, "largest observed change / 2C = {worst}");
+}
+
+/// DP-SCD, 4 steps (2 passes) on batches of `L = 5` out of `n = 10` (rate 1/2), replace-one.
+/// Nine rows are zero (their steps never reach `v`); the tenth has feature 1 and label
+/// `+1e6` on `D`, `-1e6` on `D'` (ridge loss), so its step is clipped to `+C` or `-C`
+/// whenever it is sampled. The statistic is `-v_T / (2 C)`, recovered from `w_T`: the sum
+/// of the released noisy updates of `v`, centred at `-count/2` on `D` and `+count/2` on
+/// `D'`. It observes only the `v` part of the release (the dual variables are not
+/// returned), so it must stay below the claim with room to spare.
+#[test]
+fn dp_scd_empirical_epsilon() {
+    let (delta, clip, b, lambda) = (1e-3, 0.01, 5u64, 1.0);
+    let n_rec = 10usize;
+    let mut rows = vec![0.0; n_rec];
+    rows[n_rec - 1] = 1.0;
+    let x = DenseDesign::from_row_major(n_rec, 1, &rows).unwrap();
+    let mut y = vec![0.0; n_rec];
+    y[n_rec - 1] = 1e6;
+    let d = Dataset::new(x.clone(), y.clone()).unwrap();
+    y[n_rec - 1] = -1e6;
+    let d2 = Dataset::new(x, y).unwrap();
+    for accounting in [Accounting::Paper, Accounting::Exact] {
+        let solver = DpScdParams::new(Squared::half(), L2::new(lambda).unwrap())
+            .epsilon(1.0)
+            .delta(delta)
+            .passes(2)
+            .batch_size(b)
+            .clip(clip)
+            .accounting(accounting)
+            .build()
+            .unwrap();
+        let first = solver.fit_seeded(&d, u64::MAX).unwrap();
+        let pr = first.privacy().unwrap();
+        let claim = pr.guarantee.epsilon;
+        let SolverPlan::DpScd(plan) = &pr.plan else {
+            panic!("not a DP-SCD plan")
+        };
+        let steps = plan.steps;
+        assert_eq!(steps, 4);
+        let stat = |w: f64| -w * lambda * n_rec as f64 / (2.0 * clip);
+        let runs = audit_runs(4_000, 1_000_000);
+        let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+        for k in 0..runs as u64 {
+            out_d.push(stat(
+                solver.fit_seeded(&d, 2 * k).unwrap().model.coefficients[0],
+            ));
+            out_d2.push(stat(
+                solver
+                    .fit_seeded(&d2, 2 * k + 1)
+                    .unwrap()
+                    .model
+                    .coefficients[0],
+            ));
+        }
+        let total = plan.noise_std * (steps as f64).sqrt() / (2.0 * clip);
+        let grid: Vec<f64> = (-8..=16).map(|k| 0.25 * k as f64 * total).collect();
+        let a = audit_both(&out_d, &out_d2, &grid, delta);
+        eprintln!(
+            "dp-scd {accounting:?}: {steps} steps, multiplier {}, claim {claim}, runs {runs}, {a:?}",
+            plan.noise_multiplier
+        );
+        assert!(
+            a.epsilon_lower_bound <= claim,
+            "{accounting:?}: {a:?} exceeds {claim}"
+        );
+    }
 }

@@ -1,0 +1,480 @@
+//! DP-SCD: differentially private stochastic (dual) coordinate descent, Algorithm 1 of
+//! Damaskinos, Mendler-Dünner, Guerraoui, Papandreou & Parnell, "Differentially Private
+//! Stochastic Coordinate Descent", AAAI 2021; and its sequential baseline SEQDP-SCD
+//! ([`BatchUpdates::Sequential`]). See `docs/privacy/dp-scd.md` and `docs/dp-scd.md`.
+//!
+//! For `min_w (1/n) sum_i phi(x_i^T w, y_i) + (lambda/2)||w||^2` the solver runs the dual
+//! coordinate engine of [`crate::sdca`] (the non-private twin [`Sdca`](crate::Sdca)): each
+//! of `T = passes * ceil(n / L)` steps samples `L` distinct records uniformly at random
+//! (afresh at every step), computes their dual steps `zeta_j` from the current noisy
+//! `(alpha, v)` (the local subproblem scaled by `L`), bounds each by
+//! `zeta_j <- clamp(zeta_j, -C, C)`, and adds `sum_j zeta_j e_j` to `alpha` and
+//! `sum_j zeta_j x_j` to `v`, each perturbed by Gaussian noise of std
+//! `s * sensitivity` per coordinate. The output is `w = v / (lambda n)`, never
+//! `X^T alpha / (lambda n)` (which would touch the data without noise).
+//!
+//! ```
+//! use dp_models::{Dataset, DenseDesign, Squared, L2};
+//! use dp_optim::{Accounting, DpScdParams, Solver, SolverPlan};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // Rows of L2 norm at most 1 (the paper normalises every example).
+//! let x = DenseDesign::from_row_major(4, 2, &[0.6, 0.8, -0.8, 0.6, 1.0, 0.0, 0.0, -1.0])?;
+//! let data = Dataset::new(x, vec![1.0, 0.5, -1.0, 0.8])?;
+//! let solver = DpScdParams::new(Squared::half(), L2::new(0.1)?)
+//!     .epsilon(1.0)
+//!     .delta(1e-3)
+//!     .passes(5)
+//!     .batch_size(2)
+//!     .clip(0.5)
+//!     .accounting(Accounting::Paper) // the moments accountant, as in the paper
+//!     .build()?;
+//! let fit = solver.fit(&data)?;
+//! let g = fit.guarantee().unwrap();
+//! assert!(g.epsilon <= 1.0 && g.proven);
+//! let Some(SolverPlan::DpScd(plan)) = fit.privacy().map(|p| &p.plan) else { panic!() };
+//! assert_eq!(plan.steps, 10);
+//! # Ok(())
+//! # }
+//! ```
+
+use crate::error::{positive, positive_count, OptimError, Result};
+use crate::kernel::objective_from_predictor;
+use crate::model::{Diagnostics, Fitted, LinearModel};
+use crate::plan::{DpScdPlan, PrivacyReport, SolverPlan};
+use crate::privacy::{
+    ledger_guarantee, privacy_setters, Accounting, Adjacency, CheckedPrivacy, PrivacyParams,
+};
+use crate::sdca::{
+    check_batch, check_lambda, dual_steps, primal_of, ridge_strength, row_sq_norms, run_dual,
+    BatchUpdates, DualLoop, DualProblem, DualScratch, DualState, StateNoise,
+};
+use crate::solver::{check_finite, Solver, Streams, Switches};
+use dp_accounting::calibrate::{self, Accountant, Calibration, Plan, PlanMechanism, RdpConversion};
+use dp_accounting::ledger::{Charge, Ledger};
+use dp_accounting::mechanisms::Gaussian;
+use dp_accounting::{Epsilon, SamplingRate};
+use dp_models::dual::DualLoss;
+use dp_models::{Dataset, Design, L2};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+
+/// Public bound on the rows' L2 norms: `1` plus a rounding allowance, so that rows
+/// normalised in floating point (norm `1 + ulp`) are accepted. The sensitivity is computed
+/// with this bound, so the allowance is covered.
+pub const ROW_NORM_BOUND: f64 = 1.0 + 1e-9;
+
+/// Which dual variables receive noise at every step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum DualNoise {
+    /// Every record's dual variable, at every step (the noise of the records outside the
+    /// batch is drawn lazily, when the record is next sampled: the same distribution, at
+    /// the paper's cost). The whole state `(alpha, v)` is then a Gaussian release at
+    /// every step, which the proof needs. The default.
+    #[default]
+    EveryRecord,
+    /// Only the `L` sampled dual variables, as in the paper's Algorithm 1. The noisy
+    /// `alpha` then reveals which records were sampled, and no proof this library accepts
+    /// covers the reported accounting (which assumes a hidden batch); the guarantee is
+    /// marked `proven = false`. Kept to reproduce the paper.
+    SampledRecords,
+}
+
+impl DualNoise {
+    /// "every-record" or "sampled-records".
+    pub fn name(&self) -> &'static str {
+        match self {
+            DualNoise::EveryRecord => "every-record",
+            DualNoise::SampledRecords => "sampled-records",
+        }
+    }
+}
+
+/// Builder of DP-SCD. Required: `epsilon`, `delta`, `passes`, `clip`.
+#[derive(Debug, Clone)]
+pub struct DpScdParams<L> {
+    loss: L,
+    penalty: L2,
+    privacy: PrivacyParams,
+    passes: Option<u64>,
+    clip: Option<f64>,
+    batch_size: u64,
+    updates: BatchUpdates,
+    dual_noise: DualNoise,
+}
+
+impl<L: DualLoss> DpScdParams<L> {
+    /// Starts a builder. Defaults: batch size 1, [`BatchUpdates::Independent`] (DP-SCD),
+    /// [`DualNoise::EveryRecord`], [`Accounting::Paper`] (the moments accountant).
+    pub fn new(loss: L, penalty: L2) -> Self {
+        Self {
+            loss,
+            penalty,
+            privacy: PrivacyParams::default(),
+            passes: None,
+            clip: None,
+            batch_size: 1,
+            updates: BatchUpdates::Independent,
+            dual_noise: DualNoise::EveryRecord,
+        }
+    }
+    privacy_setters!();
+    /// Number of passes (one pass = `ceil(n / L)` mini-batch steps).
+    pub fn passes(mut self, passes: u64) -> Self {
+        self.passes = Some(passes);
+        self
+    }
+    /// Bound `C` on every dual coordinate step (the paper's scaling factor).
+    pub fn clip(mut self, clip: f64) -> Self {
+        self.clip = Some(clip);
+        self
+    }
+    /// Mini-batch size `L` (1 to `n`).
+    pub fn batch_size(mut self, b: u64) -> Self {
+        self.batch_size = b;
+        self
+    }
+    /// [`BatchUpdates::Independent`] (DP-SCD) or [`BatchUpdates::Sequential`]
+    /// (SEQDP-SCD, sensitivity `2 C sqrt(L (1 + L R^2))`).
+    pub fn updates(mut self, updates: BatchUpdates) -> Self {
+        self.updates = updates;
+        self
+    }
+    /// Which dual variables receive noise (see [`DualNoise`]).
+    pub fn dual_noise(mut self, dual_noise: DualNoise) -> Self {
+        self.dual_noise = dual_noise;
+        self
+    }
+    /// Checks every data-independent parameter once.
+    pub fn build(self) -> Result<DpScd<L>> {
+        let privacy = self.privacy.check()?;
+        let passes = positive_count("passes", self.passes.ok_or(OptimError::Missing("passes"))?)?;
+        let clip = positive("clip", self.clip.ok_or(OptimError::Missing("clip"))?)?;
+        positive_count("batch_size", self.batch_size)?;
+        let lambda = check_lambda(&self.penalty)?;
+        let sensitivity = sensitivity(self.updates, self.batch_size, clip);
+        if !sensitivity.is_finite() {
+            return Err(OptimError::InvalidParameter {
+                name: "clip",
+                value: clip.to_string(),
+                expected: "the clipping threshold is so large that the sensitivity overflows; \
+                           use a threshold of the order of the dual steps (the paper's are \
+                           at most 1)",
+            });
+        }
+        Ok(DpScd {
+            loss: self.loss,
+            penalty: self.penalty,
+            lambda,
+            privacy,
+            passes,
+            clip,
+            batch_size: self.batch_size,
+            updates: self.updates,
+            dual_noise: self.dual_noise,
+            calibrations: Default::default(),
+        })
+    }
+}
+
+/// Replace-one L2 sensitivity of one step's update of `(alpha, v)` (see the proof on
+/// [`DpScd::fit_with_rng`](Solver::fit_with_rng)).
+fn sensitivity(updates: BatchUpdates, batch: u64, clip: f64) -> f64 {
+    let r2 = ROW_NORM_BOUND * ROW_NORM_BOUND;
+    match updates {
+        BatchUpdates::Independent => 2.0 * clip * (1.0 + r2).sqrt(),
+        BatchUpdates::Sequential => {
+            let l = batch as f64;
+            2.0 * clip * (l * (1.0 + l * r2)).sqrt()
+        }
+    }
+}
+
+/// The accountant of [`Accounting`] for DP-SCD's steps.
+fn accountant(accounting: Accounting) -> Accountant {
+    match accounting {
+        Accounting::Paper => Accountant::MomentsAccountant,
+        Accounting::Exact => Accountant::Rdp(RdpConversion::Improved),
+        Accounting::Custom(a) => a,
+    }
+}
+
+/// See [`crate::dp_sgd`]: calibrations memoised per solver (data-independent).
+type CalibrationMemo = std::sync::Arc<std::sync::Mutex<Vec<(Plan, u64, Calibration)>>>;
+
+/// DP-SCD with checked parameters (see [`DpScdParams`]).
+#[derive(Debug, Clone)]
+pub struct DpScd<L> {
+    loss: L,
+    penalty: L2,
+    lambda: f64,
+    privacy: CheckedPrivacy,
+    passes: u64,
+    clip: f64,
+    batch_size: u64,
+    updates: BatchUpdates,
+    dual_noise: DualNoise,
+    calibrations: CalibrationMemo,
+}
+
+impl<L> DpScd<L> {
+    /// Name used in reports: "dp-scd" or "seqdp-scd".
+    pub fn name(&self) -> &'static str {
+        match self.updates {
+            BatchUpdates::Independent => "dp-scd",
+            BatchUpdates::Sequential => "seqdp-scd",
+        }
+    }
+}
+
+impl<D: Design, L: DualLoss> Solver<D> for DpScd<L> {
+    /// # Privacy
+    ///
+    /// *Neighbouring relation:* replace-one (`D` and `D'` have the same `n` records and
+    /// differ in one, features and label), as in the paper; `n` is public.
+    ///
+    /// *Precondition:* every row has `||x_i||_2 <= R = ROW_NORM_BOUND` (the paper
+    /// normalises every example to norm 1); a fit on data violating it is refused before
+    /// anything is released. `lambda`, `C`, `L`, the number of passes and `(epsilon,
+    /// delta)` do not depend on the data.
+    ///
+    /// *Claim:* with [`DualNoise::EveryRecord`], the sequence of states
+    /// `(alpha_t, v_t)`, `t = 1..T`, and hence the returned `w = v_T / (lambda n)`, is
+    /// `(epsilon, delta)`-DP, with the achieved epsilon reported in the guarantee, at
+    /// most the target.
+    ///
+    /// *Sensitivity (the paper's Lemma 1, for replace-one):* step `t` releases
+    /// `(alpha_{t-1}, v_{t-1}) + f(B_t) + N(0, s^2 Delta^2 I_{n+p})` where `B_t` is the
+    /// batch and, for independent updates, `f(B) = sum_{j in B} g_j` with
+    /// `g_j = (zeta_j e_j, zeta_j x_j)`. Each `zeta_j` is computed from record `j` and
+    /// the released `(alpha_{t-1}, v_{t-1})` only, and `|zeta_j| <= C` after the clamp,
+    /// so `||g_j||^2 <= C^2 (1 + R^2)`. Replacing record `k` changes only `g_k`, and only
+    /// if `k in B`: `||g_k - g_k'||^2 <= (2C)^2 + (2CR)^2`, i.e.
+    /// `Delta = 2 C sqrt(1 + R^2)` (`2 sqrt(2) C` at `R = 1`; the paper's `sqrt(2) C` is
+    /// the add/remove value, half of it). For sequential updates (SEQDP-SCD) every step of
+    /// the batch after `k`'s may change too, each by at most `2C` in its `alpha`
+    /// coordinate and `2CR` in `v`: `||.||^2 <= L (2C)^2 + (L 2CR)^2`, i.e.
+    /// `Delta = 2 C sqrt(L (1 + L R^2))` (the paper's `2 C sqrt(L (L + 1))` at `R = 1`).
+    ///
+    /// *Accounting:* `B_t` is a uniformly random `L`-subset drawn afresh, so each step is
+    /// the Gaussian mechanism on a subsample drawn without replacement, with sampling
+    /// fraction `q = L / n`, under replace-one (Wang, Balle & Kasiviswanathan 2019); the
+    /// steps compose adaptively, each reading only the previous release (Mironov 2017,
+    /// Prop. 1). [`Accounting::Paper`] evaluates the RDP at the integer orders of the
+    /// paper's moments accountant (2..=129) with Mironov's conversion;
+    /// [`Accounting::Exact`] over continuous orders with the improved conversion. `s` is
+    /// the smallest multiplier meeting the target (passing side of the search), and the
+    /// whole plan is charged to the ledger before the first draw.
+    ///
+    /// With [`DualNoise::SampledRecords`] (the paper's Algorithm 1) the records outside
+    /// the batch get no noise on their dual variable, so the released `alpha_t` reveals
+    /// `B_t` and the subsampling argument above does not apply; if `alpha` is instead
+    /// kept hidden, the state carries information about past batches that the standard
+    /// composition does not cover. The same accounting is reported, marked
+    /// `proven = false`.
+    fn fit_with_rng(&self, data: &Dataset<D>, rng: &mut dyn RngCore) -> Result<Fitted> {
+        self.fit_inner(data, Streams::from_rng(rng), Switches::ON)
+    }
+}
+
+impl<L: DualLoss> DpScd<L> {
+    fn calibrate(&self, plan: &Plan, epsilon: f64) -> Result<Calibration> {
+        const MEMO_SIZE: usize = 16;
+        let key = epsilon.to_bits();
+        if let Ok(memo) = self.calibrations.lock() {
+            if let Some((_, _, c)) = memo.iter().find(|(p, e, _)| p == plan && *e == key) {
+                return Ok(*c);
+            }
+        }
+        let c = calibrate::calibrate_sigma(plan, Epsilon::new(epsilon)?, self.privacy.delta)?;
+        if let Ok(mut memo) = self.calibrations.lock() {
+            if memo.len() < MEMO_SIZE {
+                memo.push((*plan, key, c));
+            }
+        }
+        Ok(c)
+    }
+
+    /// The plan for a dataset of `n` records (no privacy is spent: it depends on the
+    /// public `n` only).
+    pub fn plan(&self, n: usize) -> Result<DpScdPlan> {
+        check_batch(self.batch_size, n)?;
+        let steps = dual_steps(self.passes, n, self.batch_size)?;
+        let q = self.batch_size as f64 / n as f64;
+        let plan = Plan {
+            mechanism: PlanMechanism::SampledWithoutReplacementGaussian {
+                sampling_rate: SamplingRate::new(q)?,
+            },
+            steps,
+            accountant: accountant(self.privacy.accounting),
+        };
+        let epsilon = self.privacy.epsilon.get();
+        let calibration = self.calibrate(&plan, epsilon)?;
+        let s = calibration.noise_multiplier;
+        let sensitivity = sensitivity(self.updates, self.batch_size, self.clip);
+        let noise_std = s * sensitivity;
+        if !noise_std.is_finite() {
+            return Err(OptimError::InvalidParameter {
+                name: "clip",
+                value: self.clip.to_string(),
+                expected: "the noise std (multiplier times sensitivity) overflows; use a \
+                           smaller clipping threshold",
+            });
+        }
+        Ok(DpScdPlan {
+            accounting: self.privacy.accounting.name(),
+            adjacency: Adjacency::ReplaceOne,
+            updates: self.updates.name().into(),
+            dual_noise: self.dual_noise.name().into(),
+            planned_n: n,
+            epsilon,
+            delta: self.privacy.delta.get(),
+            steps,
+            sampling_rate: q,
+            batch_size: self.batch_size,
+            noise_multiplier: s,
+            calibration,
+            clip: self.clip,
+            row_norm_bound: ROW_NORM_BOUND,
+            sensitivity,
+            noise_std,
+            lambda: self.lambda,
+        })
+    }
+
+    pub(crate) fn fit_inner<D: Design>(
+        &self,
+        data: &Dataset<D>,
+        mut streams: Streams,
+        switches: Switches,
+    ) -> Result<Fitted> {
+        let start = std::time::Instant::now();
+        let (n, p) = (data.n_samples(), data.n_features());
+        data.check_labels_for(&self.loss)?;
+        let lambda = ridge_strength(&self.penalty, p, "DP-SCD")?;
+        let batch = check_batch(self.batch_size, n)?;
+        let sq = row_sq_norms(data.x());
+        let r2 = ROW_NORM_BOUND * ROW_NORM_BOUND;
+        if let Some(i) = sq.iter().position(|&s| s.is_nan() || s > r2) {
+            return Err(OptimError::InvalidParameter {
+                name: "rows of the design",
+                value: format!("||x_{i}||_2 = {}", sq[i].sqrt()),
+                expected: "DP-SCD's sensitivity needs every row to have L2 norm at most 1: \
+                           normalise the rows (dp_models::preprocess::normalize_rows) or \
+                           divide them by a public bound on their norms",
+            });
+        }
+        let plan = self.plan(n)?;
+        let mut ledger = Ledger::new();
+        ledger.charge(Charge::SampledWithoutReplacementGaussian {
+            sampling_rate: plan.sampling_rate,
+            noise_multiplier: plan.noise_multiplier,
+            count: plan.steps,
+        })?;
+        let how = format!(
+            "{} accounting of {} Gaussian steps ({} updates) on batches of {} sampled \
+             without replacement (q = {})",
+            plan.accounting, plan.steps, plan.updates, plan.batch_size, plan.sampling_rate
+        );
+        let mut guarantee = ledger_guarantee(
+            &ledger,
+            &self.privacy,
+            accountant(self.privacy.accounting),
+            Adjacency::ReplaceOne,
+            (plan.calibration.epsilon, how),
+        )?;
+        if self.dual_noise == DualNoise::SampledRecords {
+            guarantee.proven = false;
+            guarantee.how = format!(
+                "{}; NOT PROVEN: the paper's noise on the sampled dual variables only \
+                 reveals the batch, which the subsampling analysis assumes hidden",
+                guarantee.how
+            );
+        }
+        let prob = DualProblem {
+            x: data.x(),
+            y: data.y(),
+            loss: &self.loss,
+            inv_lambda_n: 1.0 / (lambda * n as f64),
+            sq_norms: &sq,
+        };
+        let lp = DualLoop {
+            batch,
+            updates: self.updates,
+            clip: if switches.clip {
+                self.clip
+            } else {
+                f64::INFINITY
+            },
+        };
+        let mut state = DualState {
+            alpha: vec![0.0; n],
+            v: vec![0.0; p],
+        };
+        let mut scratch = DualScratch::new(n, p, batch);
+        if switches.noise {
+            let mut noise = StateNoise {
+                gaussian: Gaussian::new(plan.noise_std)?,
+                rng: &mut streams.noise,
+                pending: match self.dual_noise {
+                    DualNoise::EveryRecord => Some(vec![0; n]),
+                    DualNoise::SampledRecords => None,
+                },
+            };
+            run_dual(
+                &prob,
+                lp,
+                &mut state,
+                &mut scratch,
+                0,
+                plan.steps,
+                &mut streams.coordinates,
+                Some(&mut noise),
+            );
+        } else {
+            run_dual::<_, _, _, rand_chacha::ChaCha20Rng>(
+                &prob,
+                lp,
+                &mut state,
+                &mut scratch,
+                0,
+                plan.steps,
+                &mut streams.coordinates,
+                None,
+            );
+        }
+        let mut w = vec![0.0; p];
+        primal_of(&state.v, prob.inv_lambda_n, &mut w);
+        let seconds = start.elapsed().as_secs_f64();
+        check_finite(
+            "DP-SCD",
+            &w,
+            "the clipping threshold is too large for this data and lambda",
+        )?;
+        let mut z = vec![0.0; n];
+        data.x().matvec(&w, &mut z);
+        let objective = objective_from_predictor(&self.loss, &self.penalty, &w, &z, data.y());
+        Ok(Fitted {
+            model: LinearModel {
+                algorithm: self.name().into(),
+                coefficients: w,
+                intercept: None,
+                iterations: plan.steps,
+                privacy: Some(PrivacyReport {
+                    target_epsilon: self.privacy.epsilon.get(),
+                    target_delta: self.privacy.delta.get(),
+                    n_samples: n,
+                    plan: SolverPlan::DpScd(plan),
+                    ledger,
+                    guarantee,
+                    other_guarantees: Vec::new(),
+                    uses_non_private_constants: false,
+                }),
+            },
+            diagnostics: Diagnostics {
+                objective,
+                seconds,
+                ..Diagnostics::default()
+            },
+        })
+    }
+}
