@@ -42,7 +42,8 @@ use crate::kernel::objective_from_predictor;
 use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::plan::{DpScdPlan, PrivacyReport, SolverPlan};
 use crate::privacy::{
-    ledger_guarantee, privacy_setters, Accounting, Adjacency, CheckedPrivacy, PrivacyParams,
+    ledger_guarantee, privacy_setters, Accounting, Adjacency, CheckedPrivacy, LedgerCalibration,
+    PrivacyParams,
 };
 use crate::sdca::{
     check_batch, check_lambda, dual_steps, primal_of, ridge_strength, row_sq_norms, run_dual,
@@ -370,17 +371,18 @@ impl<L: DualLoss> DpScd<L> {
             noise_multiplier: plan.noise_multiplier,
             count: plan.steps,
         })?;
-        let how = format!(
-            "{} accounting of {} Gaussian steps ({} updates) on batches of {} sampled \
-             without replacement (q = {})",
-            plan.accounting, plan.steps, plan.updates, plan.batch_size, plan.sampling_rate
-        );
+        // Nothing is charged before the steps: the calibration searched over exactly
+        // this one-charge ledger (calibrate_sigma is calibrate_ledger with an empty
+        // prior), so its epsilon is the ledger's guarantee.
         let mut guarantee = ledger_guarantee(
             &ledger,
+            &LedgerCalibration {
+                calibration: plan.calibration,
+                whole_ledger: true,
+            },
             &self.privacy,
             accountant(self.privacy.accounting),
             Adjacency::ReplaceOne,
-            (plan.calibration.epsilon, how),
         )?;
         if self.dual_noise == DualNoise::SampledRecords {
             guarantee.proven = false;

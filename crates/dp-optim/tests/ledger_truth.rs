@@ -214,3 +214,37 @@ fn dp_gcd_estimates_its_constants_privately() {
         "{err}"
     );
 }
+
+#[test]
+fn dp_scd_reports_its_ledger() {
+    // Rows scaled to L2 norm at most 1, as DP-SCD's sensitivity requires.
+    let (n, p) = (300, 4);
+    let mut rows: Vec<f64> = (0..n * p)
+        .map(|k| ((k * 7919 % 1000) as f64 / 500.0) - 1.0)
+        .collect();
+    for row in rows.chunks_mut(p) {
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt().max(1.0);
+        row.iter_mut().for_each(|v| *v /= norm);
+    }
+    let y: Vec<f64> = (0..n)
+        .map(|i| rows[i * p] - 0.5 * rows[i * p + 1])
+        .collect();
+    let data = Dataset::new(DenseDesign::from_row_major(n, p, &rows).unwrap(), y).unwrap();
+    for (accounting, accountant) in [
+        (Accounting::Exact, Accountant::Rdp(RdpConversion::Improved)),
+        (Accounting::Paper, Accountant::MomentsAccountant),
+    ] {
+        let fit = DpScdParams::new(Squared::half(), dp_models::L2::new(0.1).unwrap())
+            .epsilon(1.0)
+            .delta(DELTA)
+            .passes(2)
+            .batch_size(20)
+            .clip(0.5)
+            .accounting(accounting)
+            .build()
+            .unwrap()
+            .fit_seeded(&data, 4)
+            .unwrap();
+        check(&fit, accountant, true, &format!("dp-scd {accounting:?}"));
+    }
+}
