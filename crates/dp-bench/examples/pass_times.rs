@@ -25,7 +25,7 @@
 
 use anyhow::{bail, Context, Result};
 use dp_bench::synthetic::{self, Coefficients, LinearParams, Response, Support};
-use dp_models::constants::Tagged;
+use dp_models::constants::{Provenance, Tagged};
 use dp_models::io::{load_csv, CsvOptions, Target};
 use dp_models::preprocess::clip_to_bound;
 use dp_models::{
@@ -33,7 +33,7 @@ use dp_models::{
     L2,
 };
 use dp_optim::kernel::ColumnKernels;
-use dp_optim::{Adjacency, CdParams, DpCdParams, DpSgdParams, Smoothness, Solver};
+use dp_optim::{Adjacency, CdParams, DpCd, DpCdParams, DpSgd, DpSgdParams, Smoothness, Solver};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -74,7 +74,7 @@ fn main() -> Result<()> {
             let out = match problem.as_str() {
                 "dense" => time_dense(&dir, hi)?,
                 "sparse" => time_sparse(&dir, hi)?,
-                "electricity" => time_electricity(&dir, hi, b)?,
+                "electricity" => time_electricity(hi, b)?,
                 other => bail!("unknown problem {other:?} (dense, sparse, electricity)"),
             };
             println!("{out}");
@@ -212,25 +212,46 @@ fn timed<D: Design, S: Solver<D>>(solver: &S, data: &Dataset<D>) -> Result<(f64,
 }
 
 /// Times `make(passes)` at 1 and `hi` passes after one discarded warm-up fit.
-fn passes_json<D, S, F>(
+///
+/// For a private solver, `plan` times its calibration (the solver's public `plan`
+/// method, on a fresh solver so that no memoised calibration is reused): the plan of
+/// `hi` passes costs more or less than the plan of one, so it would not cancel in the
+/// difference; `calibration_seconds` lets the caller subtract it, as the Opacus side
+/// calibrates outside its timed region.
+fn passes_json<D, S, F, C>(
     name: &str,
     what: &str,
     data: &Dataset<D>,
     hi: u64,
     make: F,
+    plan: C,
 ) -> Result<Value>
 where
     D: Design,
     S: Solver<D>,
     F: Fn(u64) -> Result<S>,
+    C: Fn(&S) -> Result<()>,
 {
     timed(&make(1)?, data)?;
     let (w1, s1) = timed(&make(1)?, data)?;
     let (wh, sh) = timed(&make(hi)?, data)?;
+    let mut calibration = Vec::new();
+    for k in [1, hi] {
+        let solver = make(k)?;
+        let start = Instant::now();
+        plan(&solver)?;
+        calibration.push(start.elapsed().as_secs_f64());
+    }
     Ok(json!({
         "solver": name, "what": what, "passes": [1, hi],
         "seconds": [w1, wh], "solver_seconds": [s1, sh],
+        "calibration_seconds": calibration,
     }))
+}
+
+/// No calibration (non-private solvers).
+fn no_plan<S>(_: &S) -> Result<()> {
+    Ok(())
 }
 
 /// One plain read of the design: a column dot product with a residual per column
@@ -256,32 +277,30 @@ where
     D: ColumnKernels,
     P: Penalty + Clone,
 {
-    let p = data.n_features();
+    let (n, p) = (data.n_samples(), data.n_features());
     // Squared loss (1/2)(z - y)^2: curvature 1. M_j = 1 is a data-independent choice
     // (E x_ij^2 = 1 for the dense generator; |x_ij| <= 1 for the binary sparse one).
-    let m = || Smoothness::Given(Tagged::public(vec![1.0; p]));
-    let n = data.n_samples() as f64;
-    let cd = passes_json("cd", &format!("CD, {label}"), data, hi, |k| {
+    let ones = vec![1.0; p];
+    let m = || Smoothness::Given(Tagged::public(ones.clone()));
+    let make_cd = |k| {
         Ok(CdParams::new(Squared::half(), penalty.clone())
             .passes(k)
             .smoothness(m())
             .build()?)
-    })?;
-    let dp = passes_json(
-        "dp-cd",
-        &format!("DP-CD (public M_j = 1, eps = 1), {label}"),
-        data,
-        hi,
-        |k| {
-            Ok(DpCdParams::new(Squared::half(), penalty.clone())
-                .epsilon(1.0)
-                .delta(1.0 / (n * n))
-                .passes(k)
-                .clip(1.0)
-                .smoothness(m())
-                .build()?)
-        },
-    )?;
+    };
+    let cd = passes_json("cd", &format!("CD, {label}"), data, hi, make_cd, no_plan)?;
+    let make_dp = |k| {
+        Ok(DpCdParams::new(Squared::half(), penalty.clone())
+            .epsilon(1.0)
+            .delta(1.0 / (n as f64 * n as f64))
+            .passes(k)
+            .clip(1.0)
+            .smoothness(m())
+            .build()?)
+    };
+    let plan_dp = |s: &DpCd<Squared, P>| Ok(s.plan(n, &ones, Provenance::PublicBound).map(drop)?);
+    let what = format!("DP-CD (public M_j = 1, eps = 1), {label}");
+    let dp = passes_json("dp-cd", &what, data, hi, make_dp, plan_dp)?;
     Ok(vec![cd, dp])
 }
 
@@ -303,15 +322,22 @@ fn time_dense(dir: &Path, hi: u64) -> Result<Value> {
     let mut out = header("dense", &data, n * p * 8, hi);
     let mut results = cd_pair(&data, L1::new(lambda)?, hi, "L1")?;
     // sklearn ElasticNet(alpha = 2 lambda, l1_ratio = 0.5) = lambda (|w|_1 + |w|^2 / 2).
-    let enet = passes_json("cd-enet", "CD, elastic net", &data, hi, |k| {
+    let make = |k| {
         Ok(
             CdParams::new(Squared::half(), ElasticNet::new(lambda, lambda)?)
                 .passes(k)
                 .smoothness(Smoothness::Given(Tagged::public(vec![1.0; p])))
                 .build()?,
         )
-    })?;
-    results.push(enet);
+    };
+    results.push(passes_json(
+        "cd-enet",
+        "CD, elastic net",
+        &data,
+        hi,
+        make,
+        no_plan,
+    )?);
     out["results"] = json!(results);
     Ok(out)
 }
@@ -341,39 +367,45 @@ fn time_sparse(dir: &Path, hi: u64) -> Result<Value> {
     Ok(out)
 }
 
-fn time_electricity(_dir: &Path, hi: u64, b: u64) -> Result<Value> {
+fn time_electricity(hi: u64, b: u64) -> Result<Value> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/electricity.csv");
     let opts = CsvOptions::classification(Target::Name("class".into()), "UP", "DOWN");
     let mut data = load_csv(path, &opts)?;
     clip_to_bound(&mut data, ELEC_BOUND)?;
     let (n, p) = (data.n_samples(), data.n_features());
     let c = Logistic.curvature_bound().context("logistic is smooth")?;
-    let m = || Smoothness::Given(Tagged::public(vec![c * ELEC_BOUND * ELEC_BOUND; p]));
+    let m_vec = vec![c * ELEC_BOUND * ELEC_BOUND; p];
+    let m = || Smoothness::Given(Tagged::public(m_vec.clone()));
     let beta = c * p as f64 * ELEC_BOUND * ELEC_BOUND;
     let delta = 1.0 / (n as f64 * n as f64);
     let pen = || L2::new(ELEC_LAMBDA);
     let mut out = header("electricity", &data, n * p * 8, hi);
+    let make_cd = |k| {
+        Ok(CdParams::new(Logistic, pen()?)
+            .passes(k)
+            .smoothness(m())
+            .build()?)
+    };
+    let make_dp_cd = |k| {
+        Ok(DpCdParams::new(Logistic, pen()?)
+            .epsilon(1.0)
+            .delta(delta)
+            .passes(k)
+            .clip(1.0)
+            .smoothness(m())
+            .build()?)
+    };
+    let plan_dp_cd =
+        |s: &DpCd<Logistic, L2>| Ok(s.plan(n, &m_vec, Provenance::PublicBound).map(drop)?);
     let mut results = vec![
-        passes_json("cd", "CD, logistic + L2", &data, hi, |k| {
-            Ok(CdParams::new(Logistic, pen()?)
-                .passes(k)
-                .smoothness(m())
-                .build()?)
-        })?,
+        passes_json("cd", "CD, logistic + L2", &data, hi, make_cd, no_plan)?,
         passes_json(
             "dp-cd",
             "DP-CD (public bound), logistic + L2",
             &data,
             hi,
-            |k| {
-                Ok(DpCdParams::new(Logistic, pen()?)
-                    .epsilon(1.0)
-                    .delta(delta)
-                    .passes(k)
-                    .clip(1.0)
-                    .smoothness(m())
-                    .build()?)
-            },
+            make_dp_cd,
+            plan_dp_cd,
         )?,
     ];
     for (name, what, adjacency) in [
@@ -388,7 +420,7 @@ fn time_electricity(_dir: &Path, hi: u64, b: u64) -> Result<Value> {
             Adjacency::AddRemove,
         ),
     ] {
-        results.push(passes_json(name, what, &data, hi, |k| {
+        let make = |k| {
             Ok(DpSgdParams::new(Logistic, pen()?)
                 .epsilon(1.0)
                 .delta(delta)
@@ -400,7 +432,10 @@ fn time_electricity(_dir: &Path, hi: u64, b: u64) -> Result<Value> {
                 .public_n(n)
                 .smoothness(Tagged::public(beta))
                 .build()?)
-        })?);
+        };
+        let plan =
+            |s: &DpSgd<Logistic, L2>| Ok(s.plan(n, beta, Provenance::PublicBound).map(drop)?);
+        results.push(passes_json(name, what, &data, hi, make, plan)?);
     }
     out["batch_size"] = json!(b);
     out["results"] = json!(results);
