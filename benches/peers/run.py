@@ -12,8 +12,9 @@ checks, copies, calibration, objective) cancel. Reported: medians over the R
 repetitions, with the min-max spread.
 
 Writes the section between ``<!-- peers:begin -->`` and ``<!-- peers:end -->`` of
-docs/performance.md (the rest of the file is left alone) unless ``--no-doc``, and prints
-the section and the raw measurements (JSON, to ``DATA_DIR/peers_results.json``).
+docs/performance.md (the rest of the file is left alone) and the raw measurements behind
+it to benches/peers/results.json, unless ``--no-doc``; prints the section, and keeps the
+raw measurements in ``DATA_DIR/peers_results.json`` too.
 Not part of CI. See benches/peers/README.md.
 """
 
@@ -27,6 +28,8 @@ DOC = os.path.join(ROOT, "docs", "performance.md")
 ELECTRICITY = os.path.join(ROOT, "crates", "dp-bench", "data", "electricity.csv")
 OURS = os.path.join(ROOT, "target", "release", "examples", "pass_times")
 DPL_PYTHON = os.path.join(HERE, ".venv-diffprivlib", "bin", "python")
+DATA_DIR = os.path.join(ROOT, "target", "peers-data")  # about 90 MB, rewritten each run
+RESULTS = os.path.join(HERE, "results.json")  # the raw measurements behind the doc
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
 
 
@@ -40,7 +43,8 @@ def parse_args():
     ap.add_argument("--batch-size", type=int, default=64, help="DP-SGD / Opacus batch size")
     ap.add_argument("--threads", type=int, default=1, help="BLAS / torch threads (ours: 1)")
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/performance.md")
-    ap.add_argument("--data-dir", default=None, help="where the shared problems go (default: a temp dir)")
+    ap.add_argument("--data-dir", default=None,
+                    help="where the shared problems go (default: target/peers-data)")
     ap.add_argument("--skip-opacus", action="store_true")
     ap.add_argument("--skip-diffprivlib", action="store_true")
     ap.add_argument("--from-results", metavar="JSON",
@@ -66,7 +70,6 @@ import platform  # noqa: E402
 import shlex  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
@@ -343,7 +346,8 @@ def main():
     build = ["cargo", "build", "--release", "-p", "dp-bench", "--example", "pass_times"]
     print("building:", " ".join(build), file=sys.stderr)
     subprocess.run(build, check=True, cwd=ROOT)
-    data_dir = ARGS.data_dir or tempfile.mkdtemp(prefix="dp-erm-peers-")
+    data_dir = ARGS.data_dir or DATA_DIR
+    os.makedirs(data_dir, exist_ok=True)
     sh([OURS, "write", data_dir])
     SCREENING.update(screening_facts())
     VERSIONS.update({
@@ -400,7 +404,10 @@ def main():
     print(section)
     if not ARGS.no_doc:
         write_doc(section)
-        print(f"wrote the peers section of {os.path.relpath(DOC, ROOT)}", file=sys.stderr)
+        with open(RESULTS, "w") as f:
+            json.dump({"meta": meta, "raw": raw}, f, indent=1)
+        print(f"wrote the peers section of {os.path.relpath(DOC, ROOT)} and "
+              f"{os.path.relpath(RESULTS, ROOT)}", file=sys.stderr)
     print(f"raw measurements: {os.path.join(data_dir, 'peers_results.json')}", file=sys.stderr)
 
 
@@ -483,6 +490,9 @@ def rows_for(prob, meta, raw):
             note = (f"ran fewer {unit}s than asked: (1, {hi}) asked, "
                     f"{', '.join(str(tuple(i)) for i in sorted({tuple(i) for i in iters}))} "
                     "reported; the cost is divided by the difference reported")
+        if key == "sklearn-warm-screening-on":
+            note = ("only the features that survive screening are read, so the throughput "
+                    "columns (which count the whole design) are not a read rate here")
         theirs[key] = Row(label, unit, per, work, nbytes, note)
         if key == "diffprivlib":
             per_eval = [marginal(run[key]["seconds"], hi, run[key]["evaluations"])
@@ -497,7 +507,7 @@ def rows_for(prob, meta, raw):
 
 def table(rows):
     head = ["implementation", "unit", "median per unit (ms)", "min–max (ms)",
-            "ns per sample-coordinate", "GB/s of design values"]
+            "ns per sample-coordinate (sparse: per non-zero)", "GB/s of design values"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         out.append("| " + " | ".join(r.cells()) + " |")
@@ -559,6 +569,8 @@ def render(meta, raw):
          "theirs: in the first repetition).",
          "- Throughput: ns per sample-coordinate = time / (n p) (sparse: / nnz); "
          "GB/s = 8 nnz bytes (the design's values, indices not counted) / time.",
+         "- Raw measurements (every repetition): `benches/peers/results.json`; "
+         "`--from-results` re-renders this section from them.",
          ""]
     sw = ("yes" if s["estimator_switch"] else "no")
     L += [f"Screening in scikit-learn {v['scikit-learn']}: `Lasso` / `ElasticNet` "
