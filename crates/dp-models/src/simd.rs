@@ -224,105 +224,137 @@ fn clamp_lanes<S: Simd>(s: S, v: S::f64s, c: S::f64s, neg_c: S::f64s) -> S::f64s
     s.select_f64s(s.greater_than_f64s(v, neg_c), v, neg_c)
 }
 
-/// The fused coordinate-step kernel: optionally `z_i += a xk_i` (a separate multiply and
-/// add, as the scalar update does), then `sum_i clip(phi'(z_i, y_i) x_i)` on the updated
-/// `z`.
+/// One clipped per-sample term `clip(phi'(z, y) x)`, lane by lane.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn term<S: Simd, D: LaneDerivative, const CLIP: bool>(
+    s: S,
+    deriv: D,
+    z: S::f64s,
+    x: S::f64s,
+    y: S::f64s,
+    c: S::f64s,
+    neg_c: S::f64s,
+) -> S::f64s {
+    let v = s.mul_f64s(deriv.derivative(s, z, y), x);
+    if CLIP {
+        clamp_lanes(s, v, c, neg_c)
+    } else {
+        v
+    }
+}
+
+/// `sum_i term(z_i, x_i, y_i)` over whole vectors with four partial sums (fixed order),
+/// plus a precomputed term of the zero-padded tail. `zat(i)` yields the `i`-th vector of
+/// the predictor (after its update, for the fused kernel).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn sum_terms<S: Simd, D: LaneDerivative, const CLIP: bool, const LABELS: bool>(
+    s: S,
+    deriv: D,
+    xh: &[S::f64s],
+    yh: &[S::f64s],
+    mut zat: impl FnMut(usize) -> S::f64s,
+    c: S::f64s,
+    neg_c: S::f64s,
+    tail: S::f64s,
+) -> f64 {
+    let zero = s.splat_f64s(0.0);
+    let mut acc = [zero; 4];
+    let nv = xh.len();
+    let yh = if LABELS { &yh[..nv] } else { yh };
+    let mut i = 0;
+    while i + 4 <= nv {
+        for (u, a) in acc.iter_mut().enumerate() {
+            let yi = if LABELS { yh[i + u] } else { zero };
+            let t = term::<S, D, CLIP>(s, deriv, zat(i + u), xh[i + u], yi, c, neg_c);
+            *a = s.add_f64s(*a, t);
+        }
+        i += 4;
+    }
+    let mut u = 0;
+    while i < nv {
+        let yi = if LABELS { yh[i] } else { zero };
+        let t = term::<S, D, CLIP>(s, deriv, zat(i), xh[i], yi, c, neg_c);
+        acc[u] = s.add_f64s(acc[u], t);
+        i += 1;
+        u += 1;
+    }
+    acc[3] = s.add_f64s(acc[3], tail);
+    let total = s.add_f64s(s.add_f64s(acc[0], acc[1]), s.add_f64s(acc[2], acc[3]));
+    s.reduce_sum_f64s(total)
+}
+
+/// The coordinate-gradient kernel, optionally fused with the pending predictor update
+/// `z_i += a xk_i` (a separate multiply and add, as the scalar update does).
 struct StepGrad<'a, D> {
     deriv: D,
-    update: Option<(&'a [f64], f64)>,
     x: &'a [f64],
-    z: &'a mut [f64],
+    z: Pred<'a>,
     y: Option<&'a [f64]>,
     clip: Option<f64>,
 }
 
+/// The predictor: read-only, or updated by `a xk` first.
+enum Pred<'a> {
+    Read(&'a [f64]),
+    Update(&'a mut [f64], &'a [f64], f64),
+}
+
 impl<D: LaneDerivative> StepGrad<'_, D> {
     #[inline(always)]
-    fn run<S: Simd, const CLIP: bool, const UPDATE: bool, const LABELS: bool>(self, s: S) -> f64 {
+    fn run<S: Simd, const CLIP: bool, const LABELS: bool>(self, s: S) -> f64 {
         let n = self.x.len();
-        let x = self.x;
-        let z = &mut self.z[..n];
-        let zero = [0.0f64; 0];
-        let (xk, a) = match self.update {
-            Some((xk, a)) => (&xk[..n], a),
-            None => (&zero[..], 0.0),
-        };
-        let y = match self.y {
-            Some(y) => &y[..n],
-            None => &zero[..],
-        };
-        let c = s.splat_f64s(self.clip.unwrap_or(f64::INFINITY));
-        let neg_c = s.splat_f64s(-self.clip.unwrap_or(f64::INFINITY));
-        let av = s.splat_f64s(a);
-        let zero_v = s.splat_f64s(0.0);
         let deriv = self.deriv;
-        let term = |zi: &mut S::f64s, xi: S::f64s, xki: S::f64s, yi: S::f64s| -> S::f64s {
-            if UPDATE {
-                *zi = s.add_f64s(*zi, s.mul_f64s(av, xki));
-            }
-            let yv = if LABELS { yi } else { zero_v };
-            let v = s.mul_f64s(deriv.derivative(s, *zi, yv), xi);
-            if CLIP {
-                clamp_lanes(s, v, c, neg_c)
-            } else {
-                v
-            }
+        let clip = self.clip.unwrap_or(f64::INFINITY);
+        let (c, neg_c) = (s.splat_f64s(clip), s.splat_f64s(-clip));
+        let zero = s.splat_f64s(0.0);
+        let (xh, xt) = S::as_simd_f64s(self.x);
+        let (yh, yt) = match self.y {
+            Some(y) if LABELS => S::as_simd_f64s(&y[..n]),
+            _ => (&[][..], &[][..]),
         };
-        let (xh, xt) = S::as_simd_f64s(x);
-        let (zh, zt) = S::as_mut_simd_f64s(z);
-        let (kh, kt) = if UPDATE {
-            S::as_simd_f64s(xk)
+        let yt = if LABELS {
+            s.partial_load_f64s(yt)
         } else {
-            (&[][..], &[][..])
+            zero
         };
-        let (yh, yt) = if LABELS {
-            S::as_simd_f64s(y)
-        } else {
-            (&[][..], &[][..])
-        };
-        let mut acc = [zero_v; 4];
-        let mut i = 0;
-        let nv = xh.len();
-        while i + 4 <= nv {
-            for (u, a) in acc.iter_mut().enumerate() {
-                let xki = if UPDATE { kh[i + u] } else { zero_v };
-                let yi = if LABELS { yh[i + u] } else { zero_v };
-                let t = term(&mut zh[i + u], xh[i + u], xki, yi);
-                *a = s.add_f64s(*a, t);
+        let xtv = s.partial_load_f64s(xt);
+        // Zero-padded tail lanes: x = 0 there and phi'(0, 0) is finite for every
+        // loss, so the padded terms are zeros (and padded lanes are never stored).
+        match self.z {
+            Pred::Read(z) => {
+                let (zh, zt) = S::as_simd_f64s(&z[..n]);
+                let tail = if xt.is_empty() {
+                    zero
+                } else {
+                    term::<S, D, CLIP>(s, deriv, s.partial_load_f64s(zt), xtv, yt, c, neg_c)
+                };
+                let zh = &zh[..xh.len()];
+                sum_terms::<S, D, CLIP, LABELS>(s, deriv, xh, yh, |i| zh[i], c, neg_c, tail)
             }
-            i += 4;
-        }
-        let mut u = 0;
-        while i < nv {
-            let xki = if UPDATE { kh[i] } else { zero_v };
-            let yi = if LABELS { yh[i] } else { zero_v };
-            let t = term(&mut zh[i], xh[i], xki, yi);
-            acc[u] = s.add_f64s(acc[u], t);
-            i += 1;
-            u += 1;
-        }
-        if !xt.is_empty() {
-            // Zero-padded lanes: x = 0 there, and phi'(0, 0) is finite for every loss,
-            // so the padded terms are zeros (and the padded z is never stored).
-            let mut zi = s.partial_load_f64s(zt);
-            let xki = if UPDATE {
-                s.partial_load_f64s(kt)
-            } else {
-                zero_v
-            };
-            let yi = if LABELS {
-                s.partial_load_f64s(yt)
-            } else {
-                zero_v
-            };
-            let t = term(&mut zi, s.partial_load_f64s(xt), xki, yi);
-            acc[3] = s.add_f64s(acc[3], t);
-            if UPDATE {
-                s.partial_store_f64s(zt, zi);
+            Pred::Update(z, xk, a) => {
+                let av = s.splat_f64s(a);
+                let (kh, kt) = S::as_simd_f64s(&xk[..n]);
+                let (zh, zt) = S::as_mut_simd_f64s(&mut z[..n]);
+                let tail = if xt.is_empty() {
+                    zero
+                } else {
+                    let zi = s.partial_load_f64s(zt);
+                    let zi = s.add_f64s(zi, s.mul_f64s(av, s.partial_load_f64s(kt)));
+                    s.partial_store_f64s(zt, zi);
+                    term::<S, D, CLIP>(s, deriv, zi, xtv, yt, c, neg_c)
+                };
+                let kh = &kh[..xh.len()];
+                let zh = &mut zh[..xh.len()];
+                let zat = |i: usize| {
+                    let zi = s.add_f64s(zh[i], s.mul_f64s(av, kh[i]));
+                    zh[i] = zi;
+                    zi
+                };
+                sum_terms::<S, D, CLIP, LABELS>(s, deriv, xh, yh, zat, c, neg_c, tail)
             }
         }
-        let total = s.add_f64s(s.add_f64s(acc[0], acc[1]), s.add_f64s(acc[2], acc[3]));
-        s.reduce_sum_f64s(total)
     }
 }
 
@@ -330,39 +362,57 @@ impl<D: LaneDerivative> WithSimd for StepGrad<'_, D> {
     type Output = f64;
     #[inline(always)]
     fn with_simd<S: Simd>(self, s: S) -> f64 {
-        match (self.clip.is_some(), self.update.is_some(), self.y.is_some()) {
-            (false, false, false) => self.run::<S, false, false, false>(s),
-            (false, false, true) => self.run::<S, false, false, true>(s),
-            (false, true, false) => self.run::<S, false, true, false>(s),
-            (false, true, true) => self.run::<S, false, true, true>(s),
-            (true, false, false) => self.run::<S, true, false, false>(s),
-            (true, false, true) => self.run::<S, true, false, true>(s),
-            (true, true, false) => self.run::<S, true, true, false>(s),
-            (true, true, true) => self.run::<S, true, true, true>(s),
+        match (self.clip.is_some(), self.y.is_some()) {
+            (false, false) => self.run::<S, false, false>(s),
+            (false, true) => self.run::<S, false, true>(s),
+            (true, false) => self.run::<S, true, false>(s),
+            (true, true) => self.run::<S, true, true>(s),
         }
     }
 }
 
-/// The fused kernel of one coordinate step on dense columns, vectorised:
-/// first, when `update = Some((xk, a))` and `a != 0`, `z_i += a xk_i` for every `i`;
-/// then returns `sum_i clip(phi'(z_i, y_i) x_i)` over the updated `z`, where
-/// `clip(v) = v < c ? v : c` then `> -c ? . : -c` for `clip = Some(c)` and the
-/// identity for `None`, and `y_i = 0` when `y` is `None` (`z` then holds a residual).
+/// `sum_i clip(phi'(z_i, y_i) x_i)` over a dense column `x`, vectorised, where
+/// `clip(v) = v < c ? v : c`, then `v > -c ? v : -c` for `clip = Some(c)` (the scalar
+/// `Clamp` of the solvers, lane by lane) and the identity for `None`, and `y_i = 0`
+/// when `y` is `None` (`z` then holds the residual `X w - y` of a loss of `z - y`).
 ///
-/// `x`, `z`, `xk` and `y` must have the same length (the shorter length is used for
-/// `z`, `xk`, `y` is cut to `x.len()`; a shorter slice panics, as slice indexing does).
+/// `z` and `y` must be at least as long as `x` (a shorter slice panics, as slice
+/// indexing does).
+pub fn col_grad_sum<D: LaneDerivative>(
+    deriv: D,
+    x: &[f64],
+    z: &[f64],
+    y: Option<&[f64]>,
+    clip: Option<f64>,
+) -> f64 {
+    arch().dispatch(StepGrad {
+        deriv,
+        x,
+        z: Pred::Read(z),
+        y,
+        clip,
+    })
+}
+
+/// The fused kernel of one coordinate step: `z_i += a xk_i` for every `i` (skipped
+/// when `a == 0`), then [`col_grad_sum`] at the updated `z`, in one sweep. The
+/// updated `z` is bit-for-bit the scalar loop's `z[i] += a * xk[i]`.
 pub fn step_grad_sum<D: LaneDerivative>(
     deriv: D,
-    update: Option<(&[f64], f64)>,
+    update: (&[f64], f64),
     x: &[f64],
     z: &mut [f64],
     y: Option<&[f64]>,
     clip: Option<f64>,
 ) -> f64 {
-    let update = update.filter(|&(_, a)| a != 0.0);
+    let (xk, a) = update;
+    let z = if a == 0.0 {
+        Pred::Read(z)
+    } else {
+        Pred::Update(z, xk, a)
+    };
     arch().dispatch(StepGrad {
         deriv,
-        update,
         x,
         z,
         y,

@@ -200,6 +200,19 @@ fn reference(
     s
 }
 
+fn run_step(
+    update: Option<(&[f64], f64)>,
+    x: &[f64],
+    z: &mut [f64],
+    y: &[f64],
+    clip: Option<f64>,
+) -> f64 {
+    match update {
+        Some(u) => step_grad_sum(LogisticLanes, u, x, z, Some(y), clip),
+        None => col_grad_sum(LogisticLanes, x, z, Some(y), clip),
+    }
+}
+
 #[test]
 fn step_kernel_matches_the_scalar_loop_for_every_length() {
     let mut rng = ChaCha20Rng::seed_from_u64(3);
@@ -213,28 +226,21 @@ fn step_kernel_matches_the_scalar_loop_for_every_length() {
         for clip in [None, Some(0.3), Some(f64::INFINITY)] {
             for update in [None, Some((&xk[..], 0.7)), Some((&xk[..], 0.0))] {
                 let (mut z1, mut z2) = (z0.clone(), z0.clone());
-                let a = step_grad_sum(LogisticLanes, update, &x, &mut z1, Some(&y), clip);
+                let a = run_step(update, &x, &mut z1, &y, clip);
                 let b = reference(update, &x, &mut z2, &y, clip);
                 assert_eq!(z1, z2, "n={n}: the update is exact and identical");
                 let scale: f64 = x.iter().map(|v| v.abs()).sum::<f64>() + 1.0;
                 assert!((a - b).abs() <= 1e-14 * scale, "n={n} {clip:?}: {a} vs {b}");
                 // Reproducible: same bits on a second call.
                 let mut z3 = z0.clone();
-                let a2 = step_grad_sum(LogisticLanes, update, &x, &mut z3, Some(&y), clip);
+                let a2 = run_step(update, &x, &mut z3, &y, clip);
                 assert_eq!(a.to_bits(), a2.to_bits());
             }
         }
         // Clipping at +inf is the identity (the private twin equals the non-private).
         let (mut z1, mut z2) = (z0.clone(), z0.clone());
-        let a = step_grad_sum(LogisticLanes, None, &x, &mut z1, Some(&y), None);
-        let b = step_grad_sum(
-            LogisticLanes,
-            None,
-            &x,
-            &mut z2,
-            Some(&y),
-            Some(f64::INFINITY),
-        );
+        let a = run_step(None, &x, &mut z1, &y, None);
+        let b = run_step(None, &x, &mut z2, &y, Some(f64::INFINITY));
         assert_eq!(a.to_bits(), b.to_bits());
     }
 }
@@ -260,7 +266,7 @@ fn clipped_kernel_stays_bounded_on_extreme_predictors() {
         let ys = vec![y; n];
         for c in [1e-3, 1.0, 1e10] {
             let mut zz = z.to_vec();
-            let g = step_grad_sum(LogisticLanes, None, &x, &mut zz, Some(&ys), Some(c));
+            let g = run_step(None, &x, &mut zz, &ys, Some(c));
             assert!(g.is_finite() && g.abs() <= n as f64 * c, "y={y} c={c}: {g}");
         }
     }
