@@ -53,10 +53,11 @@ def build(src, target):
 
 
 def run(binary, home):
-    subprocess.run([binary, "--bench", FILTER, "--noplot"], cwd=ROOT,
-                   env={**os.environ, "CRITERION_HOME": home}, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    res = {}
+    err = subprocess.run([binary, "--bench", FILTER, "--noplot"], cwd=ROOT,
+                         env={**os.environ, "CRITERION_HOME": home}, check=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True).stderr
+    res = {"zero-steps": [l for l in err.splitlines() if l.startswith("zero-steps")]}
     for dirpath, _dirs, files in os.walk(home):
         if "estimates.json" in files and dirpath.endswith("/new"):
             bench = os.path.join(dirpath, "benchmark.json")
@@ -91,7 +92,7 @@ def main():
             print(f"round {r + 1}/{args.rounds}: {label} done", file=sys.stderr)
 
     def med(label, key):
-        vals = [x[key] for x in runs[label] if key in x]
+        vals = [x[key] for x in runs[label] if key in x and key != "zero-steps"]
         return statistics.median(vals) if vals else float("nan")
 
     def per_pass(label, prob, solver):
@@ -136,6 +137,14 @@ def main():
         gb = n * p * 8 / 1e9
         print(f"| {prob} | {after[(prob, 'dp-cd')] / cd:.3f} | {cd / rs:.2f} | {cd / rc:.2f} "
               f"| {rs * 1e3:.3f} ({gb / rs:.1f}) | {rc * 1e3:.3f} ({gb / rc:.1f}) |")
+
+
+    print()
+    print("Steps that left w_j unchanged (no predictor update), after binary, one seeded fit:")
+    print()
+    for line in runs["after"][0]["zero-steps"]:
+        if "california" not in line:
+            print(f"* {line}")
 
 
 if __name__ == "__main__":

@@ -79,15 +79,31 @@ fn bench_problem<L: Loss + Clone, P: Penalty + Clone>(
             .allow_non_private_constants(true)
             .build()
             .expect("dp-cd params");
-        group.bench_function(BenchmarkId::new("dp-cd", format!("{passes} passes")), |b| {
-            b.iter(|| dp.fit_seeded(data, 1).expect("dp-cd fit"))
-        });
         let cd = CdParams::new(loss.clone(), penalty.clone())
             .passes(passes)
             .step_scale(0.5)
             .smoothness(m.clone())
             .build()
             .expect("cd params");
+        // Steps that leave w_j unchanged skip the predictor update, so the cost of a
+        // pass depends on how many there are: report them next to the timings.
+        let (zp, zc) = (
+            dp.fit_seeded(data, 1)
+                .expect("dp-cd fit")
+                .diagnostics
+                .zero_steps,
+            cd.fit_seeded(data, 1)
+                .expect("cd fit")
+                .diagnostics
+                .zero_steps,
+        );
+        eprintln!(
+            "zero-steps {name} {passes} passes: dp-cd {zp}, cd {zc} of {} steps",
+            passes * p as u64
+        );
+        group.bench_function(BenchmarkId::new("dp-cd", format!("{passes} passes")), |b| {
+            b.iter(|| dp.fit_seeded(data, 1).expect("dp-cd fit"))
+        });
         group.bench_function(BenchmarkId::new("cd", format!("{passes} passes")), |b| {
             b.iter(|| cd.fit_seeded(data, 1).expect("cd fit"))
         });
