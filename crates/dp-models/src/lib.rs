@@ -12,6 +12,7 @@ pub mod objective;
 pub mod penalty;
 pub mod preprocess;
 pub mod reference;
+pub mod simd;
 pub mod split;
 
 pub use constants::{Provenance, Tagged};

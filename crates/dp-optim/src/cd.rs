@@ -35,8 +35,8 @@ pub(crate) struct CdProblem<'a, D, L: ?Sized, P: ?Sized> {
     pub steps: &'a [f64],
 }
 
-/// Runs Algorithm 1's loops from the state `(w, z = X w)`; returns the number of zero
-/// steps. `clip` and `noise` are the privacy hooks (identity for the non-private twin).
+/// Runs Algorithm 1's loops from the state `(w, z = X w)` and leaves `z = X w` of the
+/// final `w` (up to rounding); returns the number of zero steps. `clip` and `noise` are the privacy hooks (identity for the non-private twin).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_cd<D, L, P, C, N, R>(
     prob: &CdProblem<'_, D, L, P>,
@@ -60,6 +60,18 @@ where
     let inv_n = 1.0 / prob.y.len() as f64;
     let mut zero_steps = 0u64;
     let mut selector = CoordinateSelector::new(order, p);
+    // For a loss of z - y (squared, Huber) keep the residual r = X w - y in `z`: the
+    // kernels then read two streams (column, residual) instead of three.
+    let residual = prob.loss.is_residual_loss();
+    let y = if residual { None } else { Some(prob.y) };
+    if residual {
+        z.iter_mut().zip(prob.y).for_each(|(zi, &yi)| *zi -= yi);
+    }
+    // The predictor update of a step is applied in the same sweep as the next step's
+    // gradient (`step_grad_sum`): one pass over the data per step instead of two. The
+    // coordinate stream is drawn in the same order as before, so the iterates are the
+    // same as with a separate update.
+    let mut pending: Option<(usize, f64)> = None;
     // Lazy averaging state: acc_j = sum of theta_j^k over the k already
     // passed, last_j = first index k whose value is the current w_j.
     let (mut acc, mut last) = if schedule.averaged {
@@ -76,7 +88,7 @@ where
             let j = selector.next(coord_rng);
             let g = prob
                 .x
-                .col_grad_sum(j, prob.loss, z, prob.y, clip.for_coord(j))
+                .step_grad_sum(pending.take(), j, prob.loss, z, y, clip.for_coord(j))
                 * inv_n;
             let g = noise.perturb(j, g);
             let old = w[j];
@@ -87,7 +99,7 @@ where
                     acc[j] += old * ((k + 1 - last[j]) as f64);
                     last[j] = k + 1;
                 }
-                prob.x.col_axpy(j, new - old, z);
+                pending = Some((j, new - old));
                 w[j] = new;
             } else {
                 zero_steps += 1;
@@ -99,8 +111,19 @@ where
                 acc[j] += w[j] * ((kk + 1 - last[j]) as f64);
                 w[j] = acc[j] / kk as f64;
             }
+            // z is recomputed from the averaged w: a pending update is obsolete.
+            pending = None;
             prob.x.matvec(w, z);
+            if residual {
+                z.iter_mut().zip(prob.y).for_each(|(zi, &yi)| *zi -= yi);
+            }
         }
+    }
+    if let Some((k, a)) = pending {
+        prob.x.col_axpy(k, a, z);
+    }
+    if residual {
+        z.iter_mut().zip(prob.y).for_each(|(zi, &yi)| *zi += yi);
     }
     zero_steps
 }

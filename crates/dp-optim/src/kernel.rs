@@ -11,6 +11,11 @@ use dp_models::{DenseDesign, Design, Loss, SparseDesign};
 pub trait Clip: Copy {
     /// Clips one per-sample term.
     fn clip(self, v: f64) -> f64;
+    /// The threshold `c` of [`Clamp`]-like clipping (`clip(v)` is `v < c ? v : c`, then
+    /// `v > -c ? v : -c`), or `None` for the identity. The vectorised dense kernels
+    /// clip with this threshold, so an implementation must be consistent with
+    /// [`Clip::clip`].
+    fn bound(self) -> Option<f64>;
 }
 
 /// No clipping (the identity).
@@ -21,6 +26,10 @@ impl Clip for NoClip {
     #[inline(always)]
     fn clip(self, v: f64) -> f64 {
         v
+    }
+    #[inline(always)]
+    fn bound(self) -> Option<f64> {
+        None
     }
 }
 
@@ -42,6 +51,10 @@ impl Clip for Clamp {
         } else {
             -c
         }
+    }
+    #[inline(always)]
+    fn bound(self) -> Option<f64> {
+        Some(self.0)
     }
 }
 
@@ -93,9 +106,9 @@ impl CoordNoise for NoNoise {
 /// Column kernels of coordinate methods, specialised per storage.
 ///
 /// The default implementations work for any [`Design`] through
-/// [`Design::for_each_in_col`]; [`DenseDesign`] overrides them with slice loops that
-/// run without bounds checks and with four independent accumulators (so the compiler
-/// vectorises them). Implement this trait (`impl ColumnKernels for MyDesign {}`) to use
+/// [`Design::for_each_in_col`]; [`DenseDesign`] overrides them with the loss's
+/// vectorised kernels ([`Loss::dense_col_grad_sum`], [`Loss::dense_step_grad_sum`]),
+/// which pick AVX-512, AVX2 or scalar code at run time (`dp_models::simd`). Implement this trait (`impl ColumnKernels for MyDesign {}`) to use
 /// your own design type with the coordinate solvers.
 pub trait ColumnKernels: Design {
     /// `sum_i clip(phi'(z_i, y_i) x_ij)` over the stored entries of column `j`
@@ -111,6 +124,38 @@ pub trait ColumnKernels: Design {
         let mut s = 0.0;
         self.for_each_in_col(j, |i, x| s += clip.clip(loss.derivative(z[i], y[i]) * x));
         s
+    }
+
+    /// One coordinate step of the solvers' inner loop: applies the pending predictor
+    /// update `z += a X_{:,k}` of the previous step (`update = Some((k, a))`, skipped
+    /// when `a == 0`), then returns [`ColumnKernels::col_grad_sum`] of column `j` at
+    /// the updated `z`. With `y = None`, `z` holds the residual `X w - y` of a loss with
+    /// [`Loss::is_residual_loss`] and the labels are taken as 0.
+    ///
+    /// The dense implementation does both in one sweep over the data.
+    #[allow(clippy::too_many_arguments)]
+    fn step_grad_sum<L: Loss + ?Sized, C: Clip>(
+        &self,
+        update: Option<(usize, f64)>,
+        j: usize,
+        loss: &L,
+        z: &mut [f64],
+        y: Option<&[f64]>,
+        clip: C,
+    ) -> f64 {
+        if let Some((k, a)) = update {
+            if a != 0.0 {
+                self.col_axpy(k, a, z);
+            }
+        }
+        match y {
+            Some(y) => self.col_grad_sum(j, loss, z, y, clip),
+            None => {
+                let mut s = 0.0;
+                self.for_each_in_col(j, |i, x| s += clip.clip(loss.derivative(z[i], 0.0) * x));
+                s
+            }
+        }
     }
 }
 
@@ -143,28 +188,25 @@ impl ColumnKernels for DenseDesign {
         y: &[f64],
         clip: C,
     ) -> f64 {
-        let col = self.col(j);
-        let n = col.len();
-        let (z, y) = (&z[..n], &y[..n]);
-        let mut acc = [0.0f64; 4];
-        let mut xc = col.chunks_exact(4);
-        let mut zc = z.chunks_exact(4);
-        let mut yc = y.chunks_exact(4);
-        for ((x4, z4), y4) in (&mut xc).zip(&mut zc).zip(&mut yc) {
-            for k in 0..4 {
-                acc[k] += clip.clip(loss.derivative(z4[k], y4[k]) * x4[k]);
+        loss.dense_col_grad_sum(self.col(j), z, Some(y), clip.bound())
+    }
+
+    #[inline]
+    fn step_grad_sum<L: Loss + ?Sized, C: Clip>(
+        &self,
+        update: Option<(usize, f64)>,
+        j: usize,
+        loss: &L,
+        z: &mut [f64],
+        y: Option<&[f64]>,
+        clip: C,
+    ) -> f64 {
+        match update {
+            Some((k, a)) if a != 0.0 => {
+                loss.dense_step_grad_sum((self.col(k), a), self.col(j), z, y, clip.bound())
             }
+            _ => loss.dense_col_grad_sum(self.col(j), z, y, clip.bound()),
         }
-        let mut tail = 0.0;
-        for ((&x, &zi), &yi) in xc
-            .remainder()
-            .iter()
-            .zip(zc.remainder())
-            .zip(yc.remainder())
-        {
-            tail += clip.clip(loss.derivative(zi, yi) * x);
-        }
-        ((acc[0] + acc[1]) + (acc[2] + acc[3])) + tail
     }
 }
 
