@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod constants;
+pub mod constraint;
 pub mod dataset;
 pub mod design;
 pub mod dual;
@@ -16,6 +17,7 @@ pub mod simd;
 pub mod split;
 
 pub use constants::{Provenance, Tagged};
+pub use constraint::{BoxSet, ConstraintSet, L1Ball, L1BallProduct, Simplex, Vertex};
 pub use dataset::Dataset;
 pub use design::{ClipValues, DenseDesign, Design, SparseDesign};
 pub use dual::DualLoss;

@@ -2,11 +2,15 @@
 
 pub mod cd;
 pub mod constants;
+pub mod dist_fw;
 pub mod dp_cd;
+pub mod dp_fw;
 pub mod dp_gcd;
 pub mod dp_scd;
 pub mod dp_sgd;
 pub mod error;
+pub mod fw;
+pub mod fw_plan;
 pub mod kernel;
 pub mod model;
 pub mod plan;
@@ -43,6 +47,8 @@ pub mod prelude {
     };
 }
 
+#[cfg(test)]
+mod fw_tests;
 #[cfg(test)]
 mod scd_tests;
 #[cfg(test)]

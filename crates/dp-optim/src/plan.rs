@@ -209,6 +209,8 @@ pub enum SolverPlan {
     DpGcd(DpGcdPlan),
     /// DP-SCD / SEQDP-SCD.
     DpScd(DpScdPlan),
+    /// Private Frank-Wolfe (central or feature-wise distributed).
+    DpFw(crate::fw_plan::FwPlan),
 }
 
 /// The privacy part of a released model: what was promised, what was spent, and the
