@@ -253,7 +253,7 @@ impl<D: Design, L: Loss> Solver<D> for Bcfw<L> {
                 }
                 let c = best_signed(&scores);
                 let j = block[pos[c / 2]];
-                let sign = if c % 2 == 0 { 1.0 } else { -1.0 };
+                let sign = if c.is_multiple_of(2) { 1.0 } else { -1.0 };
                 s[j] = -radius * sign;
                 selected.push(j);
             }

@@ -22,11 +22,14 @@ pub mod solver;
 
 pub use cd::{Cd, CdParams};
 pub use constants::{GlobalSmoothness, Smoothness};
+pub use dist_fw::{Bcfw, BcfwParams, DistDpFw, DistDpFwParams};
 pub use dp_cd::{DpCd, DpCdParams};
+pub use dp_fw::{DpFw, DpFwParams};
 pub use dp_gcd::{DpGcd, DpGcdParams};
 pub use dp_scd::{DpScd, DpScdParams, DualNoise};
 pub use dp_sgd::{DpSgd, DpSgdParams};
 pub use error::{OptimError, Result};
+pub use fw::{Fw, FwParams, FwStep};
 pub use kernel::ColumnKernels;
 pub use model::{with_intercept_column, AppendConstantColumn, Diagnostics, Fitted, LinearModel};
 pub use plan::{
@@ -41,8 +44,9 @@ pub use solver::Solver;
 /// Everything needed to build and fit a solver: `use dp_optim::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Accounting, Adjacency, BatchSampling, BatchUpdates, Cd, CdParams, DpCd, DpCdParams, DpGcd,
-        DpGcdParams, DpScd, DpScdParams, DpSgd, DpSgdParams, DualNoise, Fitted, GlobalSmoothness,
+        Accounting, Adjacency, BatchSampling, BatchUpdates, Bcfw, BcfwParams, Cd, CdParams,
+        DistDpFw, DistDpFwParams, DpCd, DpCdParams, DpFw, DpFwParams, DpGcd, DpGcdParams, DpScd,
+        DpScdParams, DpSgd, DpSgdParams, DualNoise, Fitted, Fw, FwParams, GlobalSmoothness,
         LinearModel, PrivacyParams, Sdca, SdcaParams, Sgd, SgdParams, Smoothness, Solver,
     };
 }
