@@ -4,7 +4,7 @@
 //! ```text
 //! cargo xtask fit --data FILE [--format csv|libsvm] [--target COL] [--positive X --negative Y]
 //!     --loss logistic|squared|squared-hinge|huber --penalty none|l1|l2|elastic-net [--lambda L]
-//!     --algorithm dp-cd|dp-gcd|dp-sgd|cd [--intercept] --epsilon E --delta D
+//!     --algorithm dp-cd|dp-gcd|dp-sgd|cd|dp-scd|sdca [--intercept] [--normalize-rows] --epsilon E --delta D
 //!     [--passes P] [--step S] [--clip C] [--batch-size B] [--test-fraction F] [--seed N]
 //!     (--feature-bound B | --non-private-constants-from-data)
 //!     --model-out model.json [--json]
@@ -27,7 +27,7 @@ use dp_models::io::{
     load_csv_data, load_libsvm, read_csv_for_prediction, CsvOptions, LabelMap, Target,
 };
 use dp_models::metrics::{accuracy, log_loss, mean_squared_error};
-use dp_models::preprocess::clip_to_bound;
+use dp_models::preprocess::{clip_to_bound, normalize_rows};
 use dp_models::split::{train_test_split, SelectRows};
 use dp_models::{
     ClipValues, Dataset, DenseDesign, Design, ElasticNet, Huber, Logistic, Loss, NoPenalty,
@@ -36,8 +36,8 @@ use dp_models::{
 use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
 use dp_optim::kernel::ColumnKernels;
 use dp_optim::{
-    with_intercept_column, AppendConstantColumn, CdParams, DpCdParams, DpSgdParams, Fitted,
-    GlobalSmoothness, LinearModel, Smoothness, Solver,
+    with_intercept_column, AppendConstantColumn, CdParams, DpCdParams, DpScdParams, DpSgdParams,
+    Fitted, GlobalSmoothness, LinearModel, SdcaParams, Smoothness, Solver,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -88,6 +88,15 @@ pub enum Algorithm {
     DpSgd,
     /// Non-private coordinate descent (no guarantee; for comparison).
     Cd,
+    /// Private stochastic dual coordinate descent (Damaskinos et al. 2021): needs
+    /// `--penalty l2 --lambda L` with `L > 0` (the dual needs strong convexity), loss
+    /// `squared` or `logistic`, no intercept, and every row of L2 norm at most 1 (rows
+    /// can be rescaled with `--normalize-rows`). `--batch-size` is its mini-batch `L`,
+    /// `--clip` its bound `C` on each dual step; `--step` is not used.
+    DpScd,
+    /// Non-private SDCA, DP-SCD's twin (no guarantee; for comparison); same
+    /// requirements as `dp-scd` except the row norms.
+    Sdca,
 }
 
 /// Arguments of `cargo xtask fit`.
@@ -147,6 +156,14 @@ pub struct FitArgs {
     /// model file says so. Without this flag, `--feature-bound` is required.
     #[arg(long)]
     non_private_constants_from_data: bool,
+    /// Divide every row by its L2 norm (zero rows unchanged), so that `||x_i|| <= 1`, as
+    /// DP-SCD's sensitivity requires. Each row is rescaled using that row alone, so the
+    /// map is applied record by record and reads nothing else: replacing one record
+    /// changes one normalised record, and the guarantee holds for the normalised data as
+    /// for the raw data. The model file records it and `predict` normalises new rows the
+    /// same way. CSV input only.
+    #[arg(long)]
+    normalize_rows: bool,
     /// Hold out this fraction of the rows (in (0, 1)) and report the score on them.
     #[arg(long, allow_negative_numbers = true)]
     test_fraction: Option<f64>,
@@ -205,6 +222,9 @@ pub struct ModelFile {
     pub labels: Option<(String, String)>,
     /// The declared public feature bound (new data is clipped to it too).
     pub feature_bound: Option<f64>,
+    /// Whether every row was divided by its L2 norm (new data is normalised too).
+    #[serde(default)]
+    pub normalize_rows: bool,
     /// The releasable model (no seed).
     pub model: LinearModel,
 }
@@ -309,11 +329,15 @@ fn fit_to_json(args: &FitArgs) -> Result<serde_json::Value> {
             "--positive / --negative name classes: use them with --loss logistic or squared-hinge"
         );
     }
-    if args.algorithm != Algorithm::Cd {
+    let dual = matches!(args.algorithm, Algorithm::DpScd | Algorithm::Sdca);
+    if dual {
+        check_dual_args(args)?;
+    }
+    if !matches!(args.algorithm, Algorithm::Cd | Algorithm::Sdca) {
         if args.epsilon.is_none() || args.delta.is_none() {
             bail!("a private algorithm needs --epsilon and --delta");
         }
-        if args.feature_bound.is_none() && !args.non_private_constants_from_data {
+        if !dual && args.feature_bound.is_none() && !args.non_private_constants_from_data {
             bail!(
                 "the step sizes need smoothness constants: declare a public bound with \
                  --feature-bound B (|x_ij| <= B, chosen without looking at the data), or \
@@ -322,7 +346,7 @@ fn fit_to_json(args: &FitArgs) -> Result<serde_json::Value> {
             );
         }
     } else if args.epsilon.is_some() || args.delta.is_some() {
-        bail!("--algorithm cd is not private: drop --epsilon / --delta, or choose dp-cd, dp-gcd or dp-sgd");
+        bail!("--algorithm cd / sdca is not private: drop --epsilon / --delta, or choose dp-cd, dp-gcd, dp-sgd or dp-scd");
     }
     if let Some(b) = args.feature_bound {
         if !(b.is_finite() && b > 0.0) {
@@ -332,8 +356,16 @@ fn fit_to_json(args: &FitArgs) -> Result<serde_json::Value> {
             bail!("--feature-bound and --non-private-constants-from-data exclude each other");
         }
     }
-    if args.batch_size.is_some() && args.algorithm != Algorithm::DpSgd {
-        bail!("--batch-size applies to --algorithm dp-sgd only");
+    if args.batch_size.is_some()
+        && !matches!(
+            args.algorithm,
+            Algorithm::DpSgd | Algorithm::DpScd | Algorithm::Sdca
+        )
+    {
+        bail!("--batch-size applies to --algorithm dp-sgd, dp-scd and sdca only");
+    }
+    if args.normalize_rows && format == Format::Libsvm {
+        bail!("--normalize-rows supports CSV input only: normalise the LIBSVM rows beforehand");
     }
     if !(args.lambda.is_finite() && args.lambda >= 0.0) {
         bail!(
@@ -350,6 +382,12 @@ fn fit_to_json(args: &FitArgs) -> Result<serde_json::Value> {
     let seed = args.seed;
     let (json, model) = match data {
         Data::Dense(d, names, target) => {
+            let d = if args.normalize_rows {
+                let (x, y) = d.into_parts();
+                Dataset::new(normalize_rows(&x)?, y)?
+            } else {
+                d
+            };
             let (j, m) = fit_data(args, d, seed)?;
             (j, (m, Some(names), Some(target)))
         }
@@ -369,6 +407,7 @@ fn fit_to_json(args: &FitArgs) -> Result<serde_json::Value> {
         target,
         labels,
         feature_bound: args.feature_bound,
+        normalize_rows: args.normalize_rows,
         model,
     };
     let text = serde_json::to_string_pretty(&file)?;
@@ -625,6 +664,7 @@ where
                 .build()?;
             run(&solver, train_fit, seed)?
         }
+        Algorithm::DpScd | Algorithm::Sdca => fit_dual(args, train_fit, seed)?,
     };
     let solver_seconds = fit.diagnostics.seconds;
     let model = if args.intercept {
@@ -687,6 +727,86 @@ where
         );
     }
     Ok((serde_json::Value::Object(out), model))
+}
+
+/// The checks of `--algorithm dp-scd | sdca`, each error naming the problem.
+fn check_dual_args(args: &FitArgs) -> Result<()> {
+    let name = if args.algorithm == Algorithm::DpScd {
+        "dp-scd"
+    } else {
+        "sdca"
+    };
+    if args.penalty != PenaltyArg::L2
+        || args.lambda.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+    {
+        bail!(
+            "--algorithm {name} solves the dual of an L2-penalised problem, which needs              strong convexity: pass --penalty l2 --lambda L with L > 0 (the paper uses 1e-4)"
+        );
+    }
+    if !matches!(args.loss, LossArg::Squared | LossArg::Logistic) {
+        bail!(
+            "--algorithm {name} supports --loss squared or logistic (the dual coordinate steps              exist for these losses only)"
+        );
+    }
+    if args.intercept {
+        bail!(
+            "--algorithm {name} fits no intercept (the dual needs the same penalty on every              coefficient): drop --intercept, or add a constant column to the data yourself              (it then counts in the row norm and is penalised)"
+        );
+    }
+    if args.feature_bound.is_some() || args.non_private_constants_from_data {
+        bail!(
+            "--algorithm {name} needs no smoothness constants: drop --feature-bound /              --non-private-constants-from-data (DP-SCD needs rows of L2 norm <= 1 instead:              --normalize-rows)"
+        );
+    }
+    Ok(())
+}
+
+/// DP-SCD or SDCA on `data` (checked by [`check_dual_args`]).
+fn fit_dual<D: Design>(args: &FitArgs, data: &Dataset<D>, seed: Option<u64>) -> Result<Fitted> {
+    let pen = L2::new(args.lambda)?;
+    let batch = args.batch_size.unwrap_or(1);
+    let n = data.n_samples() as u64;
+    if batch == 0 || batch > n {
+        bail!("invalid --batch-size {batch}: the mini-batch needs 1 to {n} rows");
+    }
+    macro_rules! fit_with {
+        ($loss:expr) => {
+            match args.algorithm {
+                Algorithm::Sdca => run(
+                    &SdcaParams::new($loss, pen)
+                        .passes(args.passes)
+                        .batch_size(batch)
+                        .build()?,
+                    data,
+                    seed,
+                ),
+                _ => run(
+                    &DpScdParams::new($loss, pen)
+                        .epsilon(args.epsilon.unwrap_or(f64::NAN))
+                        .delta(args.delta.unwrap_or(f64::NAN))
+                        .passes(args.passes)
+                        .batch_size(batch)
+                        .clip(args.clip)
+                        .build()?,
+                    data,
+                    seed,
+                )
+                .map_err(|e| {
+                    if args.normalize_rows {
+                        e
+                    } else {
+                        e.context(
+                            "DP-SCD needs every row to have L2 norm at most 1: pass                              --normalize-rows to divide each row by its norm",
+                        )
+                    }
+                }),
+            }
+        };
+    }
+    match args.loss {
+        LossArg::Squared => fit_with!(Squared::half()),
+        _ => fit_with!(Logistic),
+    }
 }
 
 /// The DP-SGD batch size: the given one (1 ..= n), or 64 (all `n` rows when fewer).
@@ -762,12 +882,22 @@ fn predict_to_json(args: &PredictArgs) -> Result<serde_json::Value> {
             let labels = LabelMap::from_pair(file.labels.clone());
             match read_csv_for_prediction(&args.data, &names, target.as_deref(), &labels)? {
                 (x, Some(y)) => {
+                    let x = if file.normalize_rows {
+                        normalize_rows(&x)?
+                    } else {
+                        x
+                    };
                     let mut d = Dataset::new(x, y)?;
                     clip_new(&mut d, file.feature_bound)?;
                     let s = score(&file.model, &d, file.loss)?;
                     (predictions(&file, d.x())?, s, d.n_samples())
                 }
                 (x, None) => {
+                    let x = if file.normalize_rows {
+                        normalize_rows(&x)?
+                    } else {
+                        x
+                    };
                     let x = clip_design(x, file.feature_bound)?;
                     let n = x.n_samples();
                     (predictions(&file, &x)?, Vec::new(), n)

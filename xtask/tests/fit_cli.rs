@@ -544,3 +544,84 @@ fn regression_reports_mse_and_predict_checks_columns() {
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn dp_scd_needs_l2_and_normalised_rows() {
+    let dir = scratch("dp-scd");
+    let train = write_csv(&dir, 2000, true);
+    let model = dir.join("model.json");
+    let base = |algorithm: &str| {
+        let mut c = xtask();
+        c.args([
+            "fit",
+            "--data",
+            train.to_str().unwrap(),
+            "--target",
+            "label",
+            "--positive",
+            "yes",
+            "--negative",
+            "no",
+            "--loss",
+            "logistic",
+            "--algorithm",
+            algorithm,
+            "--test-fraction",
+            "0.25",
+            "--seed",
+            "3",
+            "--model-out",
+            model.to_str().unwrap(),
+        ]);
+        c
+    };
+    let private = ["--epsilon", "1", "--delta", "1e-3"];
+    // No L2 penalty: refused, naming the problem.
+    let (ok, out, err) = run(base("dp-scd").args(private));
+    assert!(!ok, "{out}");
+    assert!(err.contains("--penalty l2 --lambda"), "{err}");
+    // Rows of norm up to sqrt(3): refused, pointing at --normalize-rows.
+    let (ok, out, err) =
+        run(base("dp-scd")
+            .args(private)
+            .args(["--penalty", "l2", "--lambda", "0.05"]));
+    assert!(!ok, "{out}");
+    assert!(err.contains("--normalize-rows"), "{err}");
+    // Normalised rows: a private model that separates the classes.
+    let (ok, out, err) = run(base("dp-scd").args(private).args([
+        "--penalty",
+        "l2",
+        "--lambda",
+        "0.3",
+        "--normalize-rows",
+        "--batch-size",
+        "50",
+        "--clip",
+        "0.5",
+        "--passes",
+        "5",
+    ]));
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("algorithm = dp-scd"), "{out}");
+    let eps = field(&out, "epsilon").expect("epsilon line");
+    assert!(eps > 0.0 && eps <= 1.0, "{out}");
+    let acc = field(&out, "accuracy").expect("accuracy line");
+    // Classes are balanced here; DP-SCD's noise costs accuracy, but it must beat chance.
+    assert!(acc > 0.6, "held-out accuracy {acc}\n{out}");
+    let text = std::fs::read_to_string(&model).unwrap();
+    assert!(text.contains("\"normalize_rows\": true"), "{text}");
+    // predict normalises new rows the same way.
+    let (ok, out, err) = run(xtask().args([
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        train.to_str().unwrap(),
+    ]));
+    assert!(ok, "{out}\n{err}");
+    assert!(field(&out, "accuracy").unwrap() > 0.6, "{out}");
+    // The non-private twin: no epsilon, same penalty requirement.
+    let (ok, out, err) = run(base("sdca").args(["--penalty", "l2", "--lambda", "0.05"]));
+    assert!(ok, "{out}\n{err}");
+    assert!(field(&out, "accuracy").unwrap() > 0.8, "{out}");
+}

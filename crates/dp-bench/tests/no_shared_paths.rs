@@ -64,13 +64,15 @@ fn embedded_data_files_are_in_the_crate() {
         "california_housing.csv",
         "electricity.csv",
         "heart_scale",
+        "adult.data",
+        "website_phishing.csv",
         "SOURCES.md",
     ] {
         assert!(data.join(f).is_file(), "missing {}", data.join(f).display());
     }
 }
 
-/// Plain FIPS 180-4 SHA-256 (test-only; no crate needed for three files).
+/// Plain FIPS 180-4 SHA-256 (test-only; no crate needed for five files).
 fn sha256(data: &[u8]) -> String {
     const K: [u32; 64] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
@@ -173,5 +175,5 @@ fn sources_checksums_match() {
         assert_eq!(sha256(&content), sum, "{file}: sha256");
         checked += 1;
     }
-    assert_eq!(checked, 3, "expected three files in the SOURCES.md table");
+    assert_eq!(checked, 5, "expected five files in the SOURCES.md table");
 }

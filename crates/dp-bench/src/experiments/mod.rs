@@ -5,6 +5,7 @@
 
 pub mod dp_cd;
 pub mod dp_gcd;
+pub mod dp_scd;
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -83,6 +84,11 @@ pub const REGISTRY: &[Experiment] = &[
         name: "dp-gcd",
         about: "DP-GCD paper (Mangold et al. 2023): Table 3, Figures 1-2",
         run: dp_gcd::run,
+    },
+    Experiment {
+        name: "dp-scd",
+        about: "DP-SCD paper (Damaskinos et al. 2021): Figures 1-3",
+        run: dp_scd::run,
     },
 ];
 
