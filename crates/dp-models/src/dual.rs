@@ -36,6 +36,14 @@ pub trait DualLoss: Loss {
     /// quadratic part of the subproblem (see the module docs). Always finite for finite
     /// inputs.
     fn dual_step(&self, alpha: f64, p: f64, y: f64, k: f64) -> f64;
+    /// A bound on `|dual_step(..)|` that holds for every input with a label in
+    /// `{-1, +1}` (the width of a bounded dual domain), or `None` when the step is
+    /// unbounded (the squared loss). A private solver may cap its clipping threshold at
+    /// it: clipping beyond it never acts, and the smaller threshold is a smaller
+    /// sensitivity. Data-independent.
+    fn step_bound(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Box margin of the logistic dual: `y alpha` is kept in `[b, 1 - b]` where the
@@ -83,6 +91,10 @@ impl DualLoss for Hinge {
         };
         y * a_new - y * a
     }
+    /// `a, a_new in [0, 1]` and `|y| = 1`.
+    fn step_bound(&self) -> Option<f64> {
+        Some(1.0)
+    }
 }
 
 /// `phi = log(1 + exp(-y z))`: `phi*(-alpha) = a log a + (1 - a) log(1 - a)` with
@@ -109,6 +121,10 @@ impl DualLoss for Logistic {
         let h = 1.0 / (a * (1.0 - a)) + k;
         let a_new = (a - y * g / h).clamp(b, 1.0 - b);
         y * (a_new - a)
+    }
+    /// `a, a_new in [b, 1 - b]` and `|y| = 1`.
+    fn step_bound(&self) -> Option<f64> {
+        Some(1.0 - 2.0 * LOGISTIC_DUAL_BOX)
     }
 }
 

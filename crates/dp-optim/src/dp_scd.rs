@@ -278,6 +278,18 @@ impl<D: Design, L: DualLoss> Solver<D> for DpScd<L> {
 }
 
 impl<L: DualLoss> DpScd<L> {
+    /// The clipping threshold used: the requested `C`, capped at the loss's bound on a
+    /// dual step ([`DualLoss::step_bound`]: 1 for the hinge loss, `1 - 2e-4` for the
+    /// logistic loss), beyond which clipping never acts. The cap is data-independent, so
+    /// the sensitivity `Delta` computed from it holds for every dataset; a smaller `C`
+    /// means less noise for the same guarantee.
+    fn effective_clip(&self) -> f64 {
+        match self.loss.step_bound() {
+            Some(bound) => self.clip.min(bound),
+            None => self.clip,
+        }
+    }
+
     fn calibrate(&self, plan: &Plan, epsilon: f64) -> Result<Calibration> {
         const MEMO_SIZE: usize = 16;
         let key = epsilon.to_bits();
@@ -311,7 +323,8 @@ impl<L: DualLoss> DpScd<L> {
         let epsilon = self.privacy.epsilon.get();
         let calibration = self.calibrate(&plan, epsilon)?;
         let s = calibration.noise_multiplier;
-        let sensitivity = sensitivity(self.updates, self.batch_size, self.clip);
+        let clip = self.effective_clip();
+        let sensitivity = sensitivity(self.updates, self.batch_size, clip);
         let noise_std = s * sensitivity;
         if !noise_std.is_finite() {
             return Err(OptimError::InvalidParameter {
@@ -334,7 +347,7 @@ impl<L: DualLoss> DpScd<L> {
             batch_size: self.batch_size,
             noise_multiplier: s,
             calibration,
-            clip: self.clip,
+            clip,
             row_norm_bound: ROW_NORM_BOUND,
             sensitivity,
             noise_std,
@@ -403,7 +416,7 @@ impl<L: DualLoss> DpScd<L> {
             batch,
             updates: self.updates,
             clip: if switches.clip {
-                self.clip
+                self.effective_clip()
             } else {
                 f64::INFINITY
             },

@@ -185,7 +185,9 @@ pub struct DpScdPlan {
     pub noise_multiplier: f64,
     /// The calibration returned by `dp-accounting`.
     pub calibration: Calibration,
-    /// Bound `C` on every dual coordinate step.
+    /// Bound `C` on every dual coordinate step: the requested one, capped at the loss's
+    /// data-independent bound on a dual step (1 for the hinge loss, `1 - 2e-4` for the
+    /// logistic loss; none for the squared loss).
     pub clip: f64,
     /// Public bound on the rows' L2 norms the sensitivity assumes.
     pub row_norm_bound: f64,
