@@ -411,3 +411,37 @@ fn dp_scd_is_useful_at_a_large_epsilon() {
         "F = {f}, F* = {best}, F(0) = {zero}"
     );
 }
+
+/// A clip above the dual box width never acts: the plan caps it at the loss's step
+/// bound (so the noise does not grow with it), and leaves the squared loss's alone.
+#[test]
+fn clip_is_capped_at_the_dual_step_bound() {
+    let plan = |clip: f64| {
+        DpScdParams::new(Logistic, L2::new(0.1).unwrap())
+            .epsilon(1.0)
+            .delta(1e-5)
+            .passes(2)
+            .batch_size(10)
+            .clip(clip)
+            .build()
+            .unwrap()
+            .plan(1000)
+            .unwrap()
+    };
+    let (big, at_bound) = (plan(100.0), plan(Logistic.step_bound().unwrap()));
+    assert_eq!(big.clip, Logistic.step_bound().unwrap());
+    assert_eq!(big.noise_std, at_bound.noise_std);
+    assert!(plan(0.5).noise_std < big.noise_std);
+    let hinge = DpScdParams::new(Hinge, L2::new(0.1).unwrap())
+        .epsilon(1.0)
+        .delta(1e-5)
+        .passes(2)
+        .clip(3.0)
+        .build()
+        .unwrap()
+        .plan(1000)
+        .unwrap();
+    assert_eq!(hinge.clip, 1.0);
+    let squared = base().clip(3.0).build().unwrap().plan(1000).unwrap();
+    assert_eq!(squared.clip, 3.0);
+}
