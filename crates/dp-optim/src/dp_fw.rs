@@ -31,9 +31,9 @@
 //! `eps0`-bounded-range, hence `eps0^2 / 8`-zCDP (Cesar & Rogers 2021). Only the index is
 //! released.
 //!
-//! **Composition.** [`Accounting::Paper`](crate::Accounting::Paper): Laplace selection,
+//! **Composition.** [`Accounting::Paper`]: Laplace selection,
 //! `T` steps by advanced composition (Dwork & Roth 2014, Thm 3.20), Talwar et al.'s
-//! analysis. [`Accounting::Exact`](crate::Accounting::Exact): Gumbel selection in zCDP
+//! analysis. [`Accounting::Exact`]: Gumbel selection in zCDP
 //! (Bun & Steinke 2016). The per-step `eps0` is solved from the target, charged to the
 //! ledger before the first draw, checked against the ledger's guarantee (and shrunk by
 //! `1e-12` relative steps while above it), and the reported guarantee is the ledger's.
