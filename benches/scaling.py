@@ -110,6 +110,7 @@ def measure(quick):
         "commit": sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip(),
         "dirty": bool(sh(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"])),
         "mem_limit_bytes": limit,
+        "mem_total_bytes": mem_total(),
         "command": "python3 benches/scaling.py" + (" --quick" if quick else ""),
     }
     t0 = time.time()
@@ -269,6 +270,7 @@ def render(res):
             L.append(f"| {r['build']} | {ctor[r['build']]} | {gib(peak)} | "
                      f"{peak / (8 * r['nnz']):.2f} | {r['build_seconds']:.2f} |")
         L.append("")
+    L.extend(big_dense(res))
     p = res["pld"]
     L.append(f"PLD calibration (`calibrate_sigma`, `Accountant::Pld`) of "
              f"{p['results'][0]['steps']:,} Poisson-subsampled Gaussian steps at epsilon = "
@@ -288,6 +290,33 @@ def render(res):
                  f"{r['seconds_min'] / r['one_pld_epsilon_seconds']:.1f} |")
     L.append("")
     return "\n".join(L)
+
+
+def big_dense(res):
+    """The 1e6 x 1000 dense design (8 GB of values): peaks of each build, from the runs."""
+    n, p = 1_000_000, 1000
+    rows = {r["build"]: r for r in res["sizes"]
+            if r["kind"] == "dense" and r["n"] == n and r["p"] == p}
+    if not rows:
+        return []
+    total = res["meta"].get("mem_total_bytes", mem_total())
+    L = [f"Dense {fmt_n(n)} x {fmt_n(p)} ({8 * n * p / GIB:.2f} GiB of values per copy), "
+         f"on this machine's {total / GIB:.1f} GiB:", ""]
+    for build, r in rows.items():
+        peak = r["memory_at_end"]["vm_hwm_bytes"]
+        cd = next(x for x in r["results"] if x["solver"] == "cd")
+        L.append(f"- `{build}`: ran; peak {gib(peak)} GiB ({peak / total:.0%} of RAM), "
+                 f"row-major copy built: {'yes' if r['row_copy_built_after_fits'] else 'no'}; build "
+                 f"{r['build_seconds']:.1f} s; CD pass {cd['seconds_per_pass'] * 1e3:.4g} ms.")
+    slice_ = next((b for b in res["builds"] if b["build"] == "slice"), None)
+    if slice_:
+        ratio = slice_["memory_after_build"]["vm_hwm_bytes"] / (8 * slice_["nnz"])
+        est = ratio * 8 * n * p
+        L.append(f"- `slice` (`from_col_major(n, p, &buffer)`): not run at this size; its peak "
+                 f"is {ratio:.2f} x the values at 1e5 x 1000 (table above), i.e. about "
+                 f"{gib(est)} GiB here ({est / total:.0%} of RAM).")
+    L.append("")
+    return L
 
 
 def write_doc(section):
