@@ -3,7 +3,9 @@
 //! Coordinate methods need fast access to a column (`X_{:,j}`); stochastic and dual
 //! methods need fast access to a row (`x_i`). Both implementations keep both layouts:
 //!
-//! * [`DenseDesign`]: column-major storage in a [`nalgebra::DMatrix`] plus a row-major copy.
+//! * [`DenseDesign`]: column-major storage in a [`nalgebra::DMatrix`] plus a row-major copy
+//!   (built by [`DenseDesign::from_matrix_deferred_rows`] only on the first row access, so
+//!   that coordinate methods on large designs hold one copy).
 //! * [`SparseDesign`]: compressed sparse columns (CSC) plus a compressed sparse rows (CSR)
 //!   copy; only non-zeros are visited.
 //!
@@ -11,6 +13,7 @@
 
 use crate::error::{ModelError, Result};
 use nalgebra::DMatrix;
+use std::sync::OnceLock;
 
 /// Read access to an `n x p` design matrix, by column and by row.
 ///
@@ -160,30 +163,89 @@ fn check_finite_col_major(values: &[f64], n: usize) -> Result<()> {
 }
 
 /// Dense design, stored column-major (each column contiguous) with a row-major copy.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Every constructor but [`DenseDesign::from_matrix_deferred_rows`] builds the row-major
+/// copy at once; that one builds it on the first row access (`row`, `row_dot`,
+/// `row_axpy`, `for_each_in_row`, ...). Equality compares the values only.
+#[derive(Debug, Clone)]
 pub struct DenseDesign {
     cols: DMatrix<f64>,
-    rows: Vec<f64>,
+    rows: OnceLock<Vec<f64>>,
+}
+
+impl PartialEq for DenseDesign {
+    fn eq(&self, other: &Self) -> bool {
+        // The row-major copy is a function of the columns (built or not yet).
+        self.cols == other.cols
+    }
+}
+
+/// The row-major copy of a column-major `n x p` slice.
+fn transpose_to_rows(cols: &[f64], n: usize, p: usize) -> Vec<f64> {
+    let mut rows = vec![0.0; n * p];
+    for j in 0..p {
+        let col = &cols[j * n..(j + 1) * n];
+        for (i, &x) in col.iter().enumerate() {
+            rows[i * p + j] = x;
+        }
+    }
+    rows
+}
+
+fn check_non_empty(n: usize, p: usize) -> Result<()> {
+    if n == 0 || p == 0 {
+        return Err(ModelError::Empty(format!(
+            "design has {n} rows and {p} columns; need at least one of each"
+        )));
+    }
+    Ok(())
 }
 
 impl DenseDesign {
     /// Builds from a column-major matrix. Fails on empty or non-finite data.
     pub fn from_matrix(cols: DMatrix<f64>) -> Result<Self> {
         let (n, p) = cols.shape();
-        if n == 0 || p == 0 {
-            return Err(ModelError::Empty(format!(
-                "design has {n} rows and {p} columns; need at least one of each"
-            )));
-        }
+        check_non_empty(n, p)?;
         check_finite_col_major(cols.as_slice(), n)?;
-        let mut rows = vec![0.0; n * p];
-        for j in 0..p {
-            let col = &cols.as_slice()[j * n..(j + 1) * n];
-            for (i, &x) in col.iter().enumerate() {
-                rows[i * p + j] = x;
-            }
-        }
-        Ok(Self { cols, rows })
+        let rows = transpose_to_rows(cols.as_slice(), n, p);
+        Ok(Self {
+            cols,
+            rows: OnceLock::from(rows),
+        })
+    }
+
+    /// Builds from a column-major matrix (taken by value, not copied) without building
+    /// the row-major copy: it is built on the first row access, and until then the
+    /// design holds `8 n p` bytes instead of `16 n p`. For coordinate methods (CD,
+    /// DP-CD, greedy CD, Frank-Wolfe over columns), which read columns only, on designs
+    /// too large for two copies. Fails on empty or non-finite data, as
+    /// [`DenseDesign::from_matrix`]; the values, and every result computed from them,
+    /// are the same.
+    ///
+    /// ```
+    /// use dp_models::{DenseDesign, Design};
+    /// use nalgebra::DMatrix;
+    /// let x = DenseDesign::from_matrix_deferred_rows(DMatrix::from_vec(2, 2, vec![1.0, 2.0, 3.0, 4.0]))?;
+    /// assert!(!x.has_row_copy());
+    /// assert_eq!(x.col(1), &[3.0, 4.0]);
+    /// assert_eq!(x.row(0), &[1.0, 3.0]); // builds the row-major copy
+    /// assert!(x.has_row_copy());
+    /// # Ok::<(), dp_models::ModelError>(())
+    /// ```
+    pub fn from_matrix_deferred_rows(cols: DMatrix<f64>) -> Result<Self> {
+        let (n, p) = cols.shape();
+        check_non_empty(n, p)?;
+        check_finite_col_major(cols.as_slice(), n)?;
+        Ok(Self {
+            cols,
+            rows: OnceLock::new(),
+        })
+    }
+
+    /// Whether the row-major copy has been built (always, except for a design from
+    /// [`DenseDesign::from_matrix_deferred_rows`] before its first row access).
+    pub fn has_row_copy(&self) -> bool {
+        self.rows.get().is_some()
     }
 
     /// Builds from `n` rows of `p` values each, given row after row.
@@ -230,8 +292,11 @@ impl DenseDesign {
     /// Row `i` as a contiguous slice of length `p`.
     #[inline]
     pub fn row(&self, i: usize) -> &[f64] {
-        let p = self.cols.ncols();
-        &self.rows[i * p..(i + 1) * p]
+        let (n, p) = self.cols.shape();
+        let rows = self
+            .rows
+            .get_or_init(|| transpose_to_rows(self.cols.as_slice(), n, p));
+        &rows[i * p..(i + 1) * p]
     }
 
     /// The column-major matrix.
@@ -332,8 +397,10 @@ impl ClipValues for DenseDesign {
     fn clip_values(&mut self, bound: f64) -> Result<usize> {
         crate::error::positive("bound", bound)?;
         let changed = clip_slice(self.cols.as_mut_slice(), bound);
-        let again = clip_slice(&mut self.rows, bound);
-        debug_assert_eq!(changed, again, "the two layouts hold the same values");
+        if let Some(rows) = self.rows.get_mut() {
+            let again = clip_slice(rows, bound);
+            debug_assert_eq!(changed, again, "the two layouts hold the same values");
+        }
         Ok(changed)
     }
 }
@@ -542,6 +609,65 @@ mod tests {
         assert_eq!(d.row_dot(2, &[1.0, 2.0]), 8.0);
         assert_eq!(d.col_sq_norm(1), 25.0);
         assert_eq!(d.col_max_abs(1), 4.0);
+    }
+
+    #[test]
+    fn deferred_rows_match_the_eager_design() {
+        let eager = small();
+        let cols = eager.matrix().clone();
+        let lazy = DenseDesign::from_matrix_deferred_rows(cols.clone()).unwrap();
+        assert!(eager.has_row_copy());
+        assert!(!lazy.has_row_copy());
+        assert_eq!(lazy, eager);
+        // Column access never builds the row copy.
+        let v = [1.0, -2.0, 0.5];
+        let mut out = vec![0.0; 3];
+        for j in 0..2 {
+            assert_eq!(lazy.col(j), eager.col(j));
+            assert_eq!(lazy.col_dot(j, &v), eager.col_dot(j, &v));
+            lazy.col_axpy(j, 0.25, &mut out);
+        }
+        assert!(!lazy.has_row_copy());
+        // The first row access builds it; rows then match the eager design's.
+        let w = [0.5, -2.0];
+        for i in 0..3 {
+            assert_eq!(lazy.row(i), eager.row(i));
+            assert_eq!(lazy.row_dot(i, &w), eager.row_dot(i, &w));
+        }
+        assert!(lazy.has_row_copy());
+        let (mut a, mut b) = (vec![0.0; 2], vec![0.0; 2]);
+        eager.matvec_t(&v, &mut a);
+        DenseDesign::from_matrix_deferred_rows(cols.clone())
+            .unwrap()
+            .matvec_t(&v, &mut b);
+        assert_eq!(a, b);
+        // Clones keep the state; clipping before the first row access clips the rows
+        // built later.
+        let mut c = DenseDesign::from_matrix_deferred_rows(cols).unwrap();
+        assert!(!c.clone().has_row_copy());
+        assert_eq!(c.clip_values(1.5).unwrap(), 3);
+        assert!(!c.has_row_copy());
+        assert_eq!(c.row(1), &[1.5, -1.5]);
+        assert_eq!(c.col(1), &[0.0, -1.5, 1.5]);
+        // Same checks as the eager constructor.
+        let bad = DMatrix::from_vec(2, 1, vec![1.0, f64::INFINITY]);
+        let e = DenseDesign::from_matrix_deferred_rows(bad).unwrap_err();
+        assert!(e.to_string().contains("row 1, column 0"), "{e}");
+        assert!(matches!(
+            DenseDesign::from_matrix_deferred_rows(DMatrix::zeros(0, 3)),
+            Err(ModelError::Empty(_))
+        ));
+    }
+
+    #[test]
+    fn deferred_rows_are_built_once_across_threads() {
+        let d = DenseDesign::from_matrix_deferred_rows(small().matrix().clone()).unwrap();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| assert_eq!(d.row(2), &[0.0, 4.0]));
+            }
+        });
+        assert!(d.has_row_copy());
     }
 
     #[test]
