@@ -1,6 +1,8 @@
 //! `cargo xtask reproduce [EXPERIMENT] [--profile quick|paper] [--out DIR] [--seed N]`.
 //!
 //! With no experiment name, runs every experiment in `dp_bench::experiments::REGISTRY`.
+//! Afterwards writes `OUT/index.md`, linking the report and figures of every experiment
+//! found in `OUT`.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -57,6 +59,11 @@ pub fn run(args: Args) -> Result<()> {
             args.out.join(e.name).display()
         );
     }
-    eprintln!("reproduce: total {:.1} s", start.elapsed().as_secs_f64());
+    let index = experiments::write_index(&args.out)?;
+    eprintln!(
+        "reproduce: total {:.1} s; index of the results in {}",
+        start.elapsed().as_secs_f64(),
+        index.display()
+    );
     Ok(())
 }

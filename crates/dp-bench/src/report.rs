@@ -41,6 +41,118 @@ pub fn write_json_atomic<T: serde::Serialize + ?Sized>(path: &Path, value: &T) -
     write_atomic(path, &bytes)
 }
 
+/// Who, what and where of one experiment run, written at the top of every `summary.json`
+/// so a summary can be read on its own (the records follow in `records`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Metadata {
+    /// Experiment name (`dp-cd`, ...).
+    pub experiment: String,
+    /// Profile (`quick`, `paper`, `smoke`).
+    pub profile: String,
+    /// Base seed of the benchmark's runs (a public reproduction seed of a synthetic
+    /// protocol, not a secret of anyone's fit).
+    pub seed: u64,
+    /// `git rev-parse HEAD` of the working directory, `null` when git or the repository is
+    /// unavailable.
+    pub git_commit: Option<String>,
+    /// Version of the `dp-bench` crate.
+    pub crate_version: String,
+    /// When the summary was written, UTC, RFC 3339.
+    pub date: String,
+    /// The machine the runs used.
+    pub machine: Machine,
+    /// Wall seconds of the whole experiment (`null` when not measured).
+    pub wall_seconds: Option<f64>,
+}
+
+/// CPU description of the machine.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Machine {
+    /// CPU model name from `/proc/cpuinfo` (`null` when unreadable).
+    pub cpu_model: Option<String>,
+    /// Logical CPUs available to the process.
+    pub logical_cpus: usize,
+}
+
+/// A `summary.json`: [`Metadata`] flattened at the top level, then the records.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Summary<R> {
+    /// Metadata of the run.
+    #[serde(flatten)]
+    pub meta: Metadata,
+    /// One record per block of the experiment.
+    pub records: Vec<R>,
+}
+
+impl Metadata {
+    /// Metadata of a run of `experiment` now, on this machine.
+    pub fn collect(experiment: &str, profile: &str, seed: u64, wall_seconds: Option<f64>) -> Self {
+        Metadata {
+            experiment: experiment.to_owned(),
+            profile: profile.to_owned(),
+            seed,
+            git_commit: git_commit(),
+            crate_version: env!("CARGO_PKG_VERSION").to_owned(),
+            date: rfc3339_utc(std::time::SystemTime::now()),
+            machine: Machine {
+                cpu_model: cpu_model_from_proc(),
+                logical_cpus: std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1),
+            },
+            wall_seconds,
+        }
+    }
+}
+
+/// `git rev-parse HEAD`, `None` when git is missing or the directory is not a repository.
+pub fn git_commit() -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let s = String::from_utf8(out.stdout).ok()?.trim().to_owned();
+    (!s.is_empty()).then_some(s)
+}
+
+fn cpu_model_from_proc() -> Option<String> {
+    fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with("model name"))
+            .map(|l| l.split_once(':').map_or("", |x| x.1).trim().to_owned())
+    })
+}
+
+/// Formats a time as RFC 3339 in UTC with second precision (`2024-05-01T12:00:00Z`).
+/// Times before the Unix epoch print as the epoch.
+pub fn rfc3339_utc(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 /// The CPU model from `lscpu` (or `/proc/cpuinfo`), with the number of logical CPUs.
 pub fn machine_description() -> String {
     let cpus = std::thread::available_parallelism()
@@ -141,6 +253,16 @@ pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
     s
 }
 
+/// A table cell for a statistic over `runs` runs: the flag `diverged (k of m runs)` when
+/// `diverged` of them ended with a non-finite value (or a failed fit), else `cell`.
+pub fn or_diverged(cell: String, diverged: usize, runs: usize) -> String {
+    if diverged > 0 {
+        format!("diverged ({diverged} of {runs} runs)")
+    } else {
+        cell
+    }
+}
+
 /// A finite `f64` as `Some`, else `None` (JSON has no infinities).
 pub fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
@@ -174,6 +296,37 @@ mod tests {
         assert_eq!(err4(2.5e9), "2.50e9");
         assert_eq!(sci(f64::NAN), "-");
         assert_eq!(finite(f64::INFINITY), None);
+        assert_eq!(or_diverged("0.1".into(), 0, 5), "0.1");
+        assert_eq!(or_diverged("-".into(), 2, 5), "diverged (2 of 5 runs)");
+    }
+
+    #[test]
+    fn rfc3339_dates() {
+        use std::time::{Duration, UNIX_EPOCH};
+        assert_eq!(rfc3339_utc(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            rfc3339_utc(UNIX_EPOCH + Duration::from_secs(951_782_400 + 3661)),
+            "2000-02-29T01:01:01Z"
+        );
+        assert_eq!(
+            rfc3339_utc(UNIX_EPOCH + Duration::from_secs(1_735_689_599)),
+            "2024-12-31T23:59:59Z"
+        );
+    }
+
+    #[test]
+    fn summary_flattens_metadata() {
+        let s = Summary {
+            meta: Metadata::collect("x", "smoke", 3, Some(1.5)),
+            records: vec![1, 2],
+        };
+        let v: serde_json::Value = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["experiment"], "x");
+        assert_eq!(v["seed"], 3);
+        assert_eq!(v["records"], serde_json::json!([1, 2]));
+        assert!(v["machine"]["logical_cpus"].as_u64().unwrap() >= 1);
+        let back: Summary<i32> = serde_json::from_value(v).unwrap();
+        assert_eq!(back, s);
     }
 
     #[test]

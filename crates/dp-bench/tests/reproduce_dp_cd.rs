@@ -8,6 +8,7 @@ use dp_bench::experiments::dp_cd::{
     paper_table2, run_with, variants, Algorithm, ProblemName, Record, Settings, PASSES,
 };
 use dp_bench::experiments::{ExperimentConfig, Profile};
+use dp_bench::report::Summary;
 use dp_bench::runner::ProgressMode;
 
 fn temp_dir(tag: &str) -> PathBuf {
@@ -31,7 +32,14 @@ fn smoke_profile_writes_consistent_outputs() {
     let dir = out.join("dp-cd");
 
     let text = std::fs::read_to_string(dir.join("summary.json")).unwrap();
-    let records: Vec<Record> = serde_json::from_str(&text).unwrap();
+    let summary: Summary<Record> = serde_json::from_str(&text).unwrap();
+    assert_eq!(summary.meta.experiment, "dp-cd");
+    assert_eq!(summary.meta.profile, "smoke");
+    assert_eq!(summary.meta.seed, 11);
+    assert_eq!(summary.meta.crate_version, env!("CARGO_PKG_VERSION"));
+    assert!(summary.meta.date.ends_with('Z') && summary.meta.date.len() == 20);
+    assert!(summary.meta.machine.logical_cpus >= 1);
+    let records = summary.records;
     let expected: usize = settings
         .problems
         .iter()
@@ -43,7 +51,7 @@ fn smoke_profile_writes_consistent_outputs() {
     let mut f_star: HashMap<String, f64> = HashMap::new();
     for r in &records {
         assert_eq!(r.runs, settings.final_runs, "{r:?}");
-        assert_eq!(r.rel_errors.len(), r.runs);
+        assert_eq!(r.rel_error_runs.len(), r.runs);
         assert_eq!(r.failed_runs, 0, "{r:?}");
         let (mean, min, max) = (
             r.rel_error_mean.unwrap(),
@@ -51,7 +59,7 @@ fn smoke_profile_writes_consistent_outputs() {
             r.rel_error_max.unwrap(),
         );
         assert!(min <= mean && mean <= max, "{r:?}");
-        let errs: Vec<f64> = r.rel_errors.iter().map(|e| e.unwrap()).collect();
+        let errs: Vec<f64> = r.rel_error_runs.iter().map(|e| e.unwrap()).collect();
         let m = errs.iter().sum::<f64>() / errs.len() as f64;
         assert!((m - mean).abs() <= 1e-12 * m.abs().max(1.0));
         // Relative errors are (F - F*)/F* with a certified F*: never meaningfully negative.
@@ -126,10 +134,11 @@ fn same_seed_same_summary() {
         run_with(&config, &settings).unwrap();
         let text = std::fs::read_to_string(out.join("dp-cd/summary.json")).unwrap();
         std::fs::remove_dir_all(&out).unwrap();
-        let records: Vec<Record> = serde_json::from_str(&text).unwrap();
-        records
+        let summary: Summary<Record> = serde_json::from_str(&text).unwrap();
+        summary
+            .records
             .into_iter()
-            .map(|r| (r.algorithm, r.accounting, r.step, r.clip, r.rel_errors))
+            .map(|r| (r.algorithm, r.accounting, r.step, r.clip, r.rel_error_runs))
             .collect::<Vec<_>>()
     };
     // Runs execute in parallel in any order; the results must not depend on it.

@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use super::{objective_value, ExperimentConfig, Profile};
 use crate::figures::{BandPoint, ErrorFigure, Series};
 use crate::report::{
-    err4, finite, load_average, machine_description, markdown_table, process_cpu_seconds, sci,
-    write_atomic, write_json_atomic,
+    err4, finite, load_average, machine_description, markdown_table, or_diverged,
+    process_cpu_seconds, sci, write_atomic, write_json_atomic, Metadata, Summary,
 };
 use crate::runner::{logspace, run_tasks, BlockResult, Grid, Protocol, Task, TaskId};
 
@@ -364,7 +364,7 @@ pub struct Record {
     /// Sample standard deviation.
     pub rel_error_std: Option<f64>,
     /// Each fresh run's relative error.
-    pub rel_errors: Vec<Option<f64>>,
+    pub rel_error_runs: Vec<Option<f64>>,
     /// Tuning runs per grid point.
     pub tuning_runs: usize,
     /// Mean relative error of the tuning runs at the tuned point (the paper's Table 2 statistic).
@@ -393,6 +393,9 @@ pub struct Record {
     pub delta: f64,
     /// Runs whose fit returned an error (counted as infinite error).
     pub failed_runs: usize,
+    /// Fresh runs whose result is not finite (diverged iterates or a failed fit); the
+    /// statistics over the fresh runs are `null` when this is not 0.
+    pub diverged_runs: usize,
 }
 
 /// Paper's Table 2: (problem, algorithm) -> [(mean, ±); passes 2, 5, 10, 20, 50].
@@ -536,7 +539,7 @@ fn record_of(b: &BlockResult, problem: &Problem, settings: &Settings) -> Record 
         rel_error_min: finite(b.final_stats.min),
         rel_error_max: finite(b.final_stats.max),
         rel_error_std: finite(b.final_stats.std),
-        rel_errors: b.final_rel_errors.iter().map(|&e| finite(e)).collect(),
+        rel_error_runs: b.final_rel_errors.iter().map(|&e| finite(e)).collect(),
         tuning_runs: settings.tuning_runs,
         tuning_rel_error_mean: finite(b.tuning_stats.mean),
         step: b.tuned.step,
@@ -551,6 +554,7 @@ fn record_of(b: &BlockResult, problem: &Problem, settings: &Settings) -> Record 
         epsilon: problem.name.epsilon(),
         delta: problem.delta(),
         failed_runs: b.failures.0,
+        diverged_runs: b.final_rel_errors.iter().filter(|e| !e.is_finite()).count(),
     }
 }
 
@@ -614,9 +618,14 @@ pub fn run_with(config: &ExperimentConfig, settings: &Settings) -> Result<()> {
             write_json_atomic(&partial, &records)
         })?;
     }
-    write_json_atomic(&dir.join("summary.json"), &records)?;
-    let _ = std::fs::remove_file(&partial);
     let seconds = wall.elapsed().as_secs_f64();
+    let summary = Summary {
+        meta: Metadata::collect(NAME, config.profile.name(), config.seed, Some(seconds)),
+        records,
+    };
+    write_json_atomic(&dir.join("summary.json"), &summary)?;
+    let records = summary.records;
+    let _ = std::fs::remove_file(&partial);
     let usage = Usage {
         wall: seconds,
         cpu: cpu0.zip(process_cpu_seconds()).map(|(a, b)| b - a),
@@ -869,7 +878,7 @@ fn render_report(
                         };
                         format!(
                             "{}{star} [{}, {}] / {paper} / {}",
-                            fmt_opt(r.rel_error_mean, err4),
+                            or_diverged(fmt_opt(r.rel_error_mean, err4), r.diverged_runs, r.runs),
                             fmt_opt(r.rel_error_min, err4),
                             fmt_opt(r.rel_error_max, err4),
                             fmt_opt(ratio(r.rel_error_mean, r.paper_rel_error), |x| format!(
@@ -1026,7 +1035,15 @@ fn targets(problems: &[Problem], records: &[Record]) -> String {
         rows.push(vec![
             name.to_owned(),
             alg.to_owned(),
-            format!("{} at {}", fmt_opt(ours.rel_error_mean, err4), ours.passes),
+            format!(
+                "{} at {}",
+                or_diverged(
+                    fmt_opt(ours.rel_error_mean, err4),
+                    ours.diverged_runs,
+                    ours.runs
+                ),
+                ours.passes
+            ),
             paper_cell,
             verdict,
         ]);
@@ -1129,8 +1146,8 @@ fn targets(problems: &[Problem], records: &[Record]) -> String {
                 name.to_owned(),
                 alg.to_owned(),
                 r.passes.to_string(),
-                fmt_opt(r.rel_error_mean, err4),
-                fmt_opt(pr.rel_error_mean, err4),
+                or_diverged(fmt_opt(r.rel_error_mean, err4), r.diverged_runs, r.runs),
+                or_diverged(fmt_opt(pr.rel_error_mean, err4), pr.diverged_runs, pr.runs),
                 if le {
                     "exact ≤ paper".into()
                 } else {
@@ -1163,7 +1180,7 @@ fn targets(problems: &[Problem], records: &[Record]) -> String {
             rows.push(vec![
                 name.to_owned(),
                 r.passes.to_string(),
-                fmt_opt(r.rel_error_mean, err4),
+                or_diverged(fmt_opt(r.rel_error_mean, err4), r.diverged_runs, r.runs),
                 fmt_opt(paper, err4),
                 if is_above {
                     "non-private CD above the paper's DP-CD".into()

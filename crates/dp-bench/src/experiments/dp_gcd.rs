@@ -28,7 +28,8 @@ use serde::Serialize;
 use super::{objective_value, ExperimentConfig, Profile};
 use crate::figures::{BandPoint, ErrorFigure, Series};
 use crate::report::{
-    err4, finite, machine_description, markdown_table, sci, write_atomic, write_json_atomic,
+    err4, finite, machine_description, markdown_table, or_diverged, sci, write_atomic,
+    write_json_atomic, Metadata, Summary,
 };
 use crate::runner::{
     logspace, run_tasks, timed, BlockResult, FitFn, Grid, Hyper, Protocol, RunOutput, Task, TaskId,
@@ -774,8 +775,10 @@ pub struct Record {
     pub step: f64,
     /// Tuned clipping threshold.
     pub clip: f64,
-    /// Step / clip at the edge of the grid.
-    pub on_grid_edge: (bool, bool),
+    /// Whether the tuned step is at an end of its grid.
+    pub step_on_grid_edge: bool,
+    /// Whether the tuned clip is at an end of its grid.
+    pub clip_on_grid_edge: bool,
     /// Mean solver seconds per fresh run.
     pub seconds_per_run: Option<f64>,
     /// `F*`.
@@ -788,8 +791,11 @@ pub struct Record {
     pub epsilon: f64,
     /// Delta.
     pub delta: f64,
-    /// Failed runs.
+    /// Failed runs (fit returned an error) over tuning and fresh runs.
     pub failed_runs: usize,
+    /// Fresh runs whose result is not finite (diverged iterates or a failed fit); the
+    /// statistics over the fresh runs are `null` when this is not 0.
+    pub diverged_runs: usize,
 }
 
 fn support_counts(ws: &[Vec<f64>], w_star: &[f64]) -> (f64, f64) {
@@ -843,7 +849,8 @@ fn record_of<D: Design>(b: &BlockResult, p: &Problem<D>) -> Record {
         support_incorrect: incorrect,
         step: b.tuned.step,
         clip: b.tuned.clip,
-        on_grid_edge: b.tuned_on_edge,
+        step_on_grid_edge: b.tuned_on_edge.0,
+        clip_on_grid_edge: b.tuned_on_edge.1,
         seconds_per_run: finite(b.seconds_per_run),
         objective_star: b.objective_star,
         support_star: p.support_size(),
@@ -851,6 +858,7 @@ fn record_of<D: Design>(b: &BlockResult, p: &Problem<D>) -> Record {
         epsilon: EPSILON,
         delta: p.delta(),
         failed_runs: b.failures.0,
+        diverged_runs: b.final_rel_errors.iter().filter(|e| !e.is_finite()).count(),
     }
 }
 
@@ -993,9 +1001,14 @@ pub fn run_with(config: &ExperimentConfig, settings: &Settings) -> Result<()> {
         }
     }
     mark_tuned(&mut records);
-    write_json_atomic(&dir.join("summary.json"), &records)?;
-    let _ = std::fs::remove_file(&partial);
     let seconds = wall.elapsed().as_secs_f64();
+    let summary = Summary {
+        meta: Metadata::collect(NAME, config.profile.name(), config.seed, Some(seconds)),
+        records,
+    };
+    write_json_atomic(&dir.join("summary.json"), &summary)?;
+    let records = summary.records;
+    let _ = std::fs::remove_file(&partial);
     write_error_figures(&dir, &records)?;
     write_histograms(&dir, &infos)?;
     let report = render_report(config, settings, &infos, &records, seconds);
@@ -1134,6 +1147,11 @@ fn write_histograms(dir: &Path, infos: &[ProblemInfo]) -> Result<()> {
         root.present().map_err(|e| anyhow!("{e:?}"))?;
     }
     write_atomic(&dir.join("fig2-histograms.svg"), svg.as_bytes())
+}
+
+/// The fresh runs' mean relative error, or the divergence flag.
+fn mean_cell(r: &Record) -> String {
+    or_diverged(opt(r.rel_error_mean), r.diverged_runs, r.runs)
 }
 
 fn opt(x: Option<f64>) -> String {
@@ -1307,7 +1325,7 @@ fn render_report(
                         "{:.1} / {:.1} ({})",
                         r.support_correct,
                         r.support_incorrect,
-                        opt(r.rel_error_mean)
+                        mean_cell(r)
                     )
                 }),
                 paper_cell,
@@ -1351,7 +1369,7 @@ fn render_report(
             row.push(r.map_or("-".into(), |r| {
                 format!(
                     "{} [{}, {}] @{}",
-                    opt(r.rel_error_mean),
+                    mean_cell(r),
                     opt(r.rel_error_min),
                     opt(r.rel_error_max),
                     r.passes
@@ -1378,7 +1396,7 @@ fn render_report(
             for rule in ["gs-r", "gs-s", "gs-q"] {
                 let r = tuned(records, info.name, "dp-gcd", Some(rule));
                 any |= r.is_some();
-                row.push(r.map_or("-".into(), |r| opt(r.rel_error_mean)));
+                row.push(r.map_or("-".into(), mean_cell));
             }
             if any {
                 rows.push(row);
@@ -1510,7 +1528,12 @@ mod tests {
         let out = dir.join(NAME);
         let summary: serde_json::Value =
             serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
-        let recs = summary.as_array().unwrap();
+        assert_eq!(summary["experiment"], NAME);
+        assert_eq!(summary["profile"], "smoke");
+        assert_eq!(summary["seed"], 1);
+        assert!(summary["date"].as_str().unwrap().ends_with('Z'));
+        assert!(summary.get("git_commit").is_some() && summary.get("machine").is_some());
+        let recs = summary["records"].as_array().unwrap();
         // 2 problems x 4 algorithms x 1 budget.
         assert_eq!(recs.len(), 8);
         for r in recs {

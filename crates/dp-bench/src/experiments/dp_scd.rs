@@ -32,8 +32,8 @@ use serde::{Deserialize, Serialize};
 use super::{ExperimentConfig, Profile};
 use crate::figures::{BandPoint, ErrorFigure, Series};
 use crate::report::{
-    finite, load_average, machine_description, markdown_table, process_cpu_seconds, write_atomic,
-    write_json_atomic,
+    finite, load_average, machine_description, markdown_table, or_diverged, process_cpu_seconds,
+    write_atomic, write_json_atomic, Metadata,
 };
 use crate::runner::{stable_seed, Stats};
 
@@ -636,6 +636,9 @@ pub struct Record {
     pub dual_noise: Option<String>,
     /// Failed runs (fit error) over tuning and final runs.
     pub failed_runs: usize,
+    /// Fresh runs whose test metric is not finite (diverged or failed); the statistics over
+    /// the fresh runs are `null` when this is not 0.
+    pub diverged_runs: usize,
 }
 
 /// Fig. 2 point: training objective after `epochs` epochs (a separate run per budget).
@@ -649,8 +652,12 @@ pub struct CurvePoint {
     pub epsilon: Option<f64>,
     /// Epochs of the run.
     pub epochs: u64,
-    /// Mean / min / max training objective over the runs.
-    pub objective: [Option<f64>; 3],
+    /// Mean training objective over the runs (`null` if one diverged).
+    pub objective_mean: Option<f64>,
+    /// Minimum.
+    pub objective_min: Option<f64>,
+    /// Maximum.
+    pub objective_max: Option<f64>,
 }
 
 /// Fig. 3 point: DP-SCD test MSE at epsilon 1 for one `(L, C)`.
@@ -660,10 +667,14 @@ pub struct SweepPoint {
     pub batch: u64,
     /// `C`.
     pub clip: f64,
-    /// Mean / min / max test MSE.
-    pub mse: [Option<f64>; 3],
+    /// Mean test MSE over the runs (`null` if one diverged).
+    pub test_mean: Option<f64>,
+    /// Minimum.
+    pub test_min: Option<f64>,
+    /// Maximum.
+    pub test_max: Option<f64>,
     /// Mean validation MSE (used to pick the best `C`).
-    pub valid_mse: Option<f64>,
+    pub valid_mean: Option<f64>,
 }
 
 /// A claim of the paper set beside our measurement.
@@ -680,8 +691,9 @@ pub struct Claim {
 /// Everything the experiment writes into `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
-    /// Profile.
-    pub profile: String,
+    /// Experiment, profile, seed, commit, date, machine and wall seconds.
+    #[serde(flatten)]
+    pub meta: Metadata,
     /// One per (problem, algorithm, epsilon).
     pub records: Vec<Record>,
     /// Fig. 2.
@@ -690,10 +702,8 @@ pub struct Summary {
     pub fig3: Vec<SweepPoint>,
     /// The paper's qualitative claims against ours.
     pub claims: Vec<Claim>,
-    /// Training records of the YearPredictionMSD stand-in and wall seconds of the run.
+    /// Training records of the YearPredictionMSD stand-in.
     pub msd_train: usize,
-    /// Wall seconds of the whole experiment.
-    pub wall_seconds: f64,
 }
 
 struct Job {
@@ -811,6 +821,7 @@ fn run_problem(p: &Problem, s: &Settings, base: u64) -> Vec<Record> {
                 test_min: finite(st.min),
                 test_max: finite(st.max),
                 test_runs: ms.iter().map(|&m| finite(m)).collect(),
+                diverged_runs: ms.iter().filter(|m| !m.is_finite()).count(),
                 valid_metric: finite(valid),
                 batch: h.batch,
                 clip: h.clip,
@@ -896,7 +907,9 @@ fn run_fig2(p: &Problem, s: &Settings, records: &[Record], base: u64) -> Vec<Cur
                 algorithm: alg.as_str().into(),
                 epsilon: eps,
                 epochs: ep,
-                objective: [finite(st.mean), finite(st.min), finite(st.max)],
+                objective_mean: finite(st.mean),
+                objective_min: finite(st.min),
+                objective_max: finite(st.max),
             }
         })
         .collect()
@@ -938,8 +951,10 @@ fn run_fig3(p: &Problem, s: &Settings, base: u64) -> Vec<SweepPoint> {
             SweepPoint {
                 batch: h.batch,
                 clip: h.clip,
-                mse: [finite(st.mean), finite(st.min), finite(st.max)],
-                valid_mse: finite(Stats::of(&valid).mean),
+                test_mean: finite(st.mean),
+                test_min: finite(st.min),
+                test_max: finite(st.max),
+                valid_mean: finite(Stats::of(&valid).mean),
             }
         })
         .collect()
@@ -1015,13 +1030,12 @@ pub fn run_with(config: &ExperimentConfig, settings: &Settings) -> Result<()> {
     let claims = claims(&records, &fig2, &fig3, settings);
     let wall_seconds = wall.elapsed().as_secs_f64();
     let summary = Summary {
-        profile: config.profile.name().into(),
+        meta: Metadata::collect(NAME, config.profile.name(), config.seed, Some(wall_seconds)),
         records,
         fig2,
         fig3,
         claims,
         msd_train: settings.msd_train,
-        wall_seconds,
     };
     write_json_atomic(&dir.join("summary.json"), &summary)?;
     let _ = std::fs::remove_file(&partial);
@@ -1211,7 +1225,7 @@ fn claims(
         let mut v: Vec<(u64, f64)> = fig2
             .iter()
             .filter(|c| c.algorithm == alg.as_str() && c.epsilon == eps)
-            .filter_map(|c| c.objective[0].map(|o| (c.epochs, o)))
+            .filter_map(|c| c.objective_mean.map(|o| (c.epochs, o)))
             .collect();
         v.sort_by_key(|x| x.0);
         v
@@ -1240,11 +1254,11 @@ fn claims(
     // Best C at epsilon 1 (Fig. 3): by validation MSE over the whole (L, C) sweep.
     let best = fig3
         .iter()
-        .filter(|p| p.valid_mse.is_some())
+        .filter(|p| p.valid_mean.is_some())
         .min_by(|a, b| {
-            a.valid_mse
+            a.valid_mean
                 .unwrap_or(f64::INFINITY)
-                .total_cmp(&b.valid_mse.unwrap_or(f64::INFINITY))
+                .total_cmp(&b.valid_mean.unwrap_or(f64::INFINITY))
         });
     out.push(Claim {
         claim: "The best C is about 0.5 at epsilon = 1 (Fig. 3)".into(),
@@ -1258,7 +1272,7 @@ fn claims(
                 "best (L, C) by validation MSE: L = {}, C = {} (test MSE {}; \"about 0.5\" read as C in [0.25, 1]; C grid {:?})",
                 b.batch,
                 b.clip,
-                fmt4(b.mse[0]),
+                fmt4(b.test_mean),
                 s.fig3_clips
             ),
             None => "no finite run".into(),
@@ -1356,9 +1370,9 @@ fn write_figures(dir: &Path, s: &Summary) -> Result<()> {
             };
             let pt = BandPoint {
                 x: c.epochs as f64,
-                mean: c.objective[0].unwrap_or(f64::NAN),
-                min: c.objective[1].unwrap_or(f64::NAN),
-                max: c.objective[2].unwrap_or(f64::NAN),
+                mean: c.objective_mean.unwrap_or(f64::NAN),
+                min: c.objective_min.unwrap_or(f64::NAN),
+                max: c.objective_max.unwrap_or(f64::NAN),
             };
             match series.iter_mut().find(|x| x.label == c.algorithm) {
                 Some(x) => x.points.push(pt),
@@ -1388,9 +1402,9 @@ fn write_figures(dir: &Path, s: &Summary) -> Result<()> {
         let label = format!("C = {}", pt.clip);
         let b = BandPoint {
             x: pt.batch as f64,
-            mean: pt.mse[0].unwrap_or(f64::NAN),
-            min: pt.mse[1].unwrap_or(f64::NAN),
-            max: pt.mse[2].unwrap_or(f64::NAN),
+            mean: pt.test_mean.unwrap_or(f64::NAN),
+            min: pt.test_min.unwrap_or(f64::NAN),
+            max: pt.test_max.unwrap_or(f64::NAN),
         };
         match series.iter_mut().find(|x| x.label == label) {
             Some(x) => x.points.push(b),
@@ -1433,7 +1447,7 @@ fn render_report(
          start and {} at the end.\n\n",
         config.profile.name(),
         config.seed,
-        sum.wall_seconds,
+        sum.meta.wall_seconds.unwrap_or(f64::NAN),
         cpu.map_or("-".into(), |c| format!("{c:.1}")),
         machine_description(),
         load.0.map_or("-".into(), |l| format!("{l:.1}")),
@@ -1508,7 +1522,7 @@ fn render_report(
             r.epsilon
                 .map_or("∞ (non-private)".into(), |e| e.to_string()),
             r.metric.clone(),
-            fmt4(r.test_mean),
+            or_diverged(fmt4(r.test_mean), r.diverged_runs, r.test_runs.len()),
             format!("[{}, {}]", fmt4(r.test_min), fmt4(r.test_max)),
             r.batch.to_string(),
             if r.clip > 0.0 {
@@ -1556,8 +1570,8 @@ fn render_report(
                 c.algorithm.clone(),
                 c.epsilon.map_or("∞".into(), |e| e.to_string()),
                 c.epochs.to_string(),
-                fmt4(c.objective[0]),
-                format!("[{}, {}]", fmt4(c.objective[1]), fmt4(c.objective[2])),
+                fmt4(c.objective_mean),
+                format!("[{}, {}]", fmt4(c.objective_min), fmt4(c.objective_max)),
             ]
         })
         .collect();
@@ -1581,9 +1595,9 @@ fn render_report(
             vec![
                 p.clip.to_string(),
                 p.batch.to_string(),
-                fmt4(p.mse[0]),
-                format!("[{}, {}]", fmt4(p.mse[1]), fmt4(p.mse[2])),
-                fmt4(p.valid_mse),
+                fmt4(p.test_mean),
+                format!("[{}, {}]", fmt4(p.test_min), fmt4(p.test_max)),
+                fmt4(p.valid_mean),
             ]
         })
         .collect();
