@@ -53,6 +53,7 @@
 //! every party's releases depend on the same row, the reported guarantee composes all
 //! `K` ledgers in zCDP (`K T` of each). Proofs: `docs/privacy/dp-fw.md`.
 
+use crate::dp_fw::check_data_bounds;
 use crate::dp_gcd::calibration::zcdp_split;
 use crate::error::{invalid, OptimError, Result};
 use crate::fw::{check_data, fw_update};
@@ -759,16 +760,7 @@ impl DistDpFwParams {
                 "the sketch dimension m must be >= 1",
             ));
         }
-        let b = self
-            .feature_bound
-            .ok_or(OptimError::Missing("feature_bound"))?;
-        if !(b.is_finite() && b > 0.0) {
-            return Err(invalid("feature_bound", b, "must be finite and > 0"));
-        }
-        let yb = self.label_bound.ok_or(OptimError::Missing("label_bound"))?;
-        if !(yb.is_finite() && yb >= 0.0) {
-            return Err(invalid("label_bound", yb, "must be finite and >= 0"));
-        }
+        check_data_bounds(self.feature_bound, self.label_bound)?;
         if let Some(c) = self.residual_clip {
             if c.is_nan() || c <= 0.0 || (self.switches.noise && !c.is_finite()) {
                 return Err(invalid(

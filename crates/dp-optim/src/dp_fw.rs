@@ -116,16 +116,7 @@ impl<L: Loss> DpFwParams<L> {
                 "private Frank-Wolfe needs T >= 1",
             ));
         }
-        let b = self
-            .feature_bound
-            .ok_or(OptimError::Missing("feature_bound"))?;
-        if !(b.is_finite() && b > 0.0) {
-            return Err(invalid("feature_bound", b, "must be finite and > 0"));
-        }
-        let yb = self.label_bound.ok_or(OptimError::Missing("label_bound"))?;
-        if !(yb.is_finite() && yb >= 0.0) {
-            return Err(invalid("label_bound", yb, "must be finite and >= 0"));
-        }
+        let (b, yb) = check_data_bounds(self.feature_bound, self.label_bound)?;
         if self.loss.curvature_bound().is_none() {
             return Err(OptimError::Unsupported(format!(
                 "private Frank-Wolfe needs a smooth loss; {} is not smooth",
@@ -381,4 +372,21 @@ impl<D: Design, L: Loss> Solver<D> for DpFw<L> {
             },
         })
     }
+}
+
+/// The stated public bounds `|x_ij| <= B` (finite, > 0) and `|y_i| <= Y` (finite, >= 0)
+/// on which the score and sketch sensitivities rest; both are required.
+pub(crate) fn check_data_bounds(
+    feature_bound: Option<f64>,
+    label_bound: Option<f64>,
+) -> Result<(f64, f64)> {
+    let b = feature_bound.ok_or(OptimError::Missing("feature_bound"))?;
+    if !(b.is_finite() && b > 0.0) {
+        return Err(invalid("feature_bound", b, "must be finite and > 0"));
+    }
+    let yb = label_bound.ok_or(OptimError::Missing("label_bound"))?;
+    if !(yb.is_finite() && yb >= 0.0) {
+        return Err(invalid("label_bound", yb, "must be finite and >= 0"));
+    }
+    Ok((b, yb))
 }
