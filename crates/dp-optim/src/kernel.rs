@@ -216,10 +216,7 @@ impl ColumnKernels for SparseDesign {
     ) -> f64 {
         if let Some((k, a)) = update {
             if a != 0.0 {
-                let (idx, val) = self.col(k);
-                for (&i, &x) in idx.iter().zip(val) {
-                    z[i] += a * x;
-                }
+                self.col_axpy(k, a, z);
             }
         }
         let (idx, val) = self.col(j);
