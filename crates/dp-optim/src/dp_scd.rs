@@ -42,18 +42,18 @@ use crate::kernel::objective_from_predictor;
 use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::plan::{DpScdPlan, PrivacyReport, SolverPlan};
 use crate::privacy::{
-    ledger_guarantee, privacy_setters, Accounting, Adjacency, CheckedPrivacy, LedgerCalibration,
-    PrivacyParams,
+    ledger_guarantee, privacy_setters, Accounting, Adjacency, CalibrationMemo, CheckedPrivacy,
+    LedgerCalibration, PrivacyParams,
 };
 use crate::sdca::{
     check_batch, check_lambda, dual_steps, primal_of, ridge_strength, row_sq_norms, run_dual,
     BatchUpdates, DualLoop, DualProblem, DualScratch, DualState, StateNoise,
 };
 use crate::solver::{check_finite, Solver, Streams, Switches};
-use dp_accounting::calibrate::{self, Accountant, Calibration, Plan, PlanMechanism, RdpConversion};
+use dp_accounting::calibrate::{Accountant, Plan, PlanMechanism, RdpConversion};
 use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::mechanisms::Gaussian;
-use dp_accounting::{Epsilon, SamplingRate};
+use dp_accounting::SamplingRate;
 use dp_models::dual::DualLoss;
 use dp_models::{Dataset, Design, L2};
 use rand::RngCore;
@@ -199,9 +199,6 @@ fn accountant(accounting: Accounting) -> Accountant {
     }
 }
 
-/// See [`crate::dp_sgd`]: calibrations memoised per solver (data-independent).
-type CalibrationMemo = std::sync::Arc<std::sync::Mutex<Vec<(Plan, u64, Calibration)>>>;
-
 /// DP-SCD with checked parameters (see [`DpScdParams`]).
 #[derive(Debug, Clone)]
 pub struct DpScd<L> {
@@ -290,23 +287,6 @@ impl<L: DualLoss> DpScd<L> {
         }
     }
 
-    fn calibrate(&self, plan: &Plan, epsilon: f64) -> Result<Calibration> {
-        const MEMO_SIZE: usize = 16;
-        let key = epsilon.to_bits();
-        if let Ok(memo) = self.calibrations.lock() {
-            if let Some((_, _, c)) = memo.iter().find(|(p, e, _)| p == plan && *e == key) {
-                return Ok(*c);
-            }
-        }
-        let c = calibrate::calibrate_sigma(plan, Epsilon::new(epsilon)?, self.privacy.delta)?;
-        if let Ok(mut memo) = self.calibrations.lock() {
-            if memo.len() < MEMO_SIZE {
-                memo.push((*plan, key, c));
-            }
-        }
-        Ok(c)
-    }
-
     /// The plan for a dataset of `n` records (no privacy is spent: it depends on the
     /// public `n` only).
     pub fn plan(&self, n: usize) -> Result<DpScdPlan> {
@@ -321,7 +301,12 @@ impl<L: DualLoss> DpScd<L> {
             accountant: accountant(self.privacy.accounting),
         };
         let epsilon = self.privacy.epsilon.get();
-        let calibration = self.calibrate(&plan, epsilon)?;
+        // Nothing is charged before the steps: with an empty prior this is
+        // `calibrate_sigma` of the plan.
+        let calibration = self
+            .calibrations
+            .calibrate(&Ledger::new(), 0.0, &plan, &self.privacy)?
+            .calibration;
         let s = calibration.noise_multiplier;
         let clip = self.effective_clip();
         let sensitivity = sensitivity(self.updates, self.batch_size, clip);

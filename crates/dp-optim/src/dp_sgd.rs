@@ -15,8 +15,8 @@ use crate::kernel::objective_from_predictor;
 use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::plan::{BatchSampling, DpSgdPlan, PrivacyReport, SolverPlan};
 use crate::privacy::{
-    calibrate_releases, charge_pre_spent, ledger_guarantee, pre_spent_epsilon, privacy_setters,
-    Adjacency, CheckedPrivacy, LedgerCalibration, PrivacyParams,
+    charge_pre_spent, ledger_guarantee, pre_spent_epsilon, privacy_setters, Adjacency,
+    CalibrationMemo, CheckedPrivacy, LedgerCalibration, PrivacyParams,
 };
 use crate::sgd::{
     check_sgd_problem, resolve_beta, row_norms, run_sgd, steps_for, GlobalSmoothness, L2ClipAt,
@@ -170,14 +170,6 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
     }
 }
 
-/// Calibrations already computed by one solver, keyed by the plan and the pure epsilon
-/// charged before it (target and delta are the solver's; the prior ledger is one
-/// `PureDp` charge of that epsilon, or nothing). Calibrating a sampled plan costs milliseconds and repeated
-/// fits of one solver (tuning, audits) ask for the same plans. The values are
-/// data-independent (a plan depends on the data only through the public `n`), and the
-/// search is deterministic, so a hit returns exactly what a new search would.
-type CalibrationMemo = std::sync::Arc<std::sync::Mutex<Vec<(Plan, u64, LedgerCalibration)>>>;
-
 /// DP-SGD with checked parameters (see [`DpSgdParams`]).
 #[derive(Debug, Clone)]
 pub struct DpSgd<L, P> {
@@ -275,25 +267,6 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         })
     }
 
-    /// The noise multiplier of `plan`'s steps after the charges of `prior` (`spent`:
-    /// their pure epsilon), calibrated against the ledger and memoised per solver.
-    fn calibrate(&self, prior: &Ledger, spent: f64, plan: &Plan) -> Result<LedgerCalibration> {
-        const MEMO_SIZE: usize = 16;
-        let key = spent.to_bits();
-        if let Ok(memo) = self.calibrations.lock() {
-            if let Some((_, _, c)) = memo.iter().find(|(p, e, _)| p == plan && *e == key) {
-                return Ok(*c);
-            }
-        }
-        let c = calibrate_releases(prior, spent, plan, &self.privacy)?;
-        if let Ok(mut memo) = self.calibrations.lock() {
-            if memo.len() < MEMO_SIZE {
-                memo.push((*plan, key, c));
-            }
-        }
-        Ok(c)
-    }
-
     /// The number of records the plan is built on: `n` under replace-one, the stated
     /// `public_n` under add/remove.
     fn planned_n(&self, n: usize) -> usize {
@@ -334,7 +307,9 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         let steps = steps_for(self.passes, n, self.batch_size)?;
         let q = self.batch_size as f64 / n as f64;
         let plan = self.accountant_plan(steps, q)?;
-        let calibrated = self.calibrate(prior, spent, &plan)?;
+        let calibrated = self
+            .calibrations
+            .calibrate(prior, spent, &plan, &self.privacy)?;
         let calibration = calibrated.calibration;
         // The steps' own epsilon (the whole ledger's when nothing was spent before).
         let epsilon = if spent == 0.0 {

@@ -322,6 +322,44 @@ pub(crate) fn calibrate_releases(
     })
 }
 
+/// Calibrations already computed by one solver, keyed by the plan and the pure epsilon
+/// charged before it (target and delta are the solver's; the prior ledger is one
+/// `PureDp` charge of that epsilon, or nothing). Calibrating a sampled plan costs
+/// milliseconds and repeated fits of one solver (tuning, audits) ask for the same plans.
+/// The values are data-independent (a plan depends on the data only through the public
+/// `n`), and the search is deterministic, so a hit returns exactly what a new search
+/// would.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CalibrationMemo(
+    std::sync::Arc<std::sync::Mutex<Vec<(Plan, u64, LedgerCalibration)>>>,
+);
+
+impl CalibrationMemo {
+    /// [`calibrate_releases`], memoised (at most 16 entries).
+    pub(crate) fn calibrate(
+        &self,
+        prior: &Ledger,
+        spent: f64,
+        plan: &Plan,
+        privacy: &CheckedPrivacy,
+    ) -> Result<LedgerCalibration> {
+        const MEMO_SIZE: usize = 16;
+        let key = spent.to_bits();
+        if let Ok(memo) = self.0.lock() {
+            if let Some((_, _, c)) = memo.iter().find(|(p, e, _)| p == plan && *e == key) {
+                return Ok(*c);
+            }
+        }
+        let c = calibrate_releases(prior, spent, plan, privacy)?;
+        if let Ok(mut memo) = self.0.lock() {
+            if memo.len() < MEMO_SIZE {
+                memo.push((*plan, key, c));
+            }
+        }
+        Ok(c)
+    }
+}
+
 /// The reported guarantee: the guarantee of everything in `ledger` under `accountant`,
 /// with a description of what it composes.
 ///
