@@ -42,7 +42,7 @@ use crate::kernel::objective_from_predictor;
 use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::plan::{DpScdPlan, PrivacyReport, SolverPlan};
 use crate::privacy::{
-    ledger_guarantee, privacy_setters, Accounting, Adjacency, CalibrationMemo, CheckedPrivacy,
+    ledger_guarantee, privacy_setters, Accounting, Adjacency, CalibrationCache, CheckedPrivacy,
     LedgerCalibration, PrivacyParams,
 };
 use crate::sdca::{
@@ -101,6 +101,7 @@ pub struct DpScdParams<L> {
     batch_size: u64,
     updates: BatchUpdates,
     dual_noise: DualNoise,
+    calibrations: Option<CalibrationCache>,
 }
 
 impl<L: DualLoss> DpScdParams<L> {
@@ -116,6 +117,7 @@ impl<L: DualLoss> DpScdParams<L> {
             batch_size: 1,
             updates: BatchUpdates::Independent,
             dual_noise: DualNoise::EveryRecord,
+            calibrations: None,
         }
     }
     privacy_setters!();
@@ -127,6 +129,13 @@ impl<L: DualLoss> DpScdParams<L> {
     /// Bound `C` on every dual coordinate step (the paper's scaling factor).
     pub fn clip(mut self, clip: f64) -> Self {
         self.clip = Some(clip);
+        self
+    }
+    /// Shares `cache` for the noise calibration (see [`CalibrationCache`]): solvers
+    /// built with one cache calibrate each plan once. The results are the same, bit for
+    /// bit, with or without it. Default: a cache of this solver's own.
+    pub fn calibration_cache(mut self, cache: CalibrationCache) -> Self {
+        self.calibrations = Some(cache);
         self
     }
     /// Mini-batch size `L` (1 to `n`).
@@ -172,7 +181,7 @@ impl<L: DualLoss> DpScdParams<L> {
             batch_size: self.batch_size,
             updates: self.updates,
             dual_noise: self.dual_noise,
-            calibrations: Default::default(),
+            calibrations: self.calibrations.unwrap_or_default(),
         })
     }
 }
@@ -211,7 +220,7 @@ pub struct DpScd<L> {
     batch_size: u64,
     updates: BatchUpdates,
     dual_noise: DualNoise,
-    calibrations: CalibrationMemo,
+    calibrations: CalibrationCache,
 }
 
 impl<L> DpScd<L> {

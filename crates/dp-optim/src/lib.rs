@@ -35,7 +35,9 @@ pub use model::{with_intercept_column, AppendConstantColumn, Diagnostics, Fitted
 pub use plan::{
     BatchSampling, DpCdPlan, DpGcdPlan, DpScdPlan, DpSgdPlan, PrivacyReport, SolverPlan,
 };
-pub use privacy::{Accounting, Adjacency, CheckedPrivacy, Guarantee, PrivacyParams};
+pub use privacy::{
+    Accounting, Adjacency, CalibrationCache, CheckedPrivacy, Guarantee, PrivacyParams,
+};
 pub use schedule::{Averaging, CoordinateOrder, Schedule};
 pub use sdca::{BatchUpdates, Sdca, SdcaParams};
 pub use sgd::{Sgd, SgdParams};

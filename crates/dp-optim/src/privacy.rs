@@ -322,20 +322,64 @@ pub(crate) fn calibrate_releases(
     })
 }
 
-/// Calibrations already computed by one solver, keyed by the plan and the pure epsilon
-/// charged before it (target and delta are the solver's; the prior ledger is one
-/// `PureDp` charge of that epsilon, or nothing). Calibrating a sampled plan costs
-/// milliseconds and repeated fits of one solver (tuning, audits) ask for the same plans.
-/// The values are data-independent (a plan depends on the data only through the public
-/// `n`), and the search is deterministic, so a hit returns exactly what a new search
-/// would.
+/// Calibrations already computed, shared by every solver built with it
+/// (`calibration_cache` on [`DpSgdParams`](crate::DpSgdParams) and
+/// [`DpScdParams`](crate::DpScdParams); a solver without one keeps its own). Calibrating
+/// a sampled plan takes 0.01-1 s, and tuning grids, repeated runs and audits fit many
+/// solvers whose plans are the same.
+///
+/// A hit returns exactly what a new search would, bit for bit: the key is everything the
+/// search reads (the plan, the ledger charged before it and its pure epsilon, the target
+/// epsilon and delta, the accounting choice), compared exactly, and the search is
+/// deterministic. The values are data-independent (a plan depends on the data only
+/// through the public `n`), so the cache holds nothing a user could not publish; cloning
+/// it shares it (an `Arc`). At most [`CalibrationCache::CAPACITY`] entries are kept;
+/// later plans are calibrated afresh.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct CalibrationMemo(
-    std::sync::Arc<std::sync::Mutex<Vec<(Plan, u64, LedgerCalibration)>>>,
-);
+pub struct CalibrationCache(std::sync::Arc<std::sync::Mutex<Vec<CacheEntry>>>);
 
-impl CalibrationMemo {
-    /// [`calibrate_releases`], memoised (at most 16 entries).
+#[derive(Debug)]
+struct CacheEntry {
+    plan: Plan,
+    prior: Ledger,
+    spent: u64,
+    epsilon: u64,
+    delta: u64,
+    accounting: Accounting,
+    value: LedgerCalibration,
+}
+
+impl CacheEntry {
+    fn matches(&self, prior: &Ledger, spent: f64, plan: &Plan, privacy: &CheckedPrivacy) -> bool {
+        self.plan == *plan
+            && self.spent == spent.to_bits()
+            && self.epsilon == privacy.epsilon.get().to_bits()
+            && self.delta == privacy.delta.get().to_bits()
+            && self.accounting == privacy.accounting
+            && self.prior == *prior
+    }
+}
+
+impl CalibrationCache {
+    /// The most entries kept.
+    pub const CAPACITY: usize = 256;
+
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of calibrations held.
+    pub fn len(&self) -> usize {
+        self.0.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// True when nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// [`calibrate_releases`], memoised.
     pub(crate) fn calibrate(
         &self,
         prior: &Ledger,
@@ -343,20 +387,30 @@ impl CalibrationMemo {
         plan: &Plan,
         privacy: &CheckedPrivacy,
     ) -> Result<LedgerCalibration> {
-        const MEMO_SIZE: usize = 16;
-        let key = spent.to_bits();
         if let Ok(memo) = self.0.lock() {
-            if let Some((_, _, c)) = memo.iter().find(|(p, e, _)| p == plan && *e == key) {
-                return Ok(*c);
+            if let Some(e) = memo.iter().find(|e| e.matches(prior, spent, plan, privacy)) {
+                return Ok(e.value);
             }
         }
-        let c = calibrate_releases(prior, spent, plan, privacy)?;
+        // Searched outside the lock, so parallel fits of different plans do not wait on
+        // each other (two fits of one new plan may both search; they find the same value).
+        let value = calibrate_releases(prior, spent, plan, privacy)?;
         if let Ok(mut memo) = self.0.lock() {
-            if memo.len() < MEMO_SIZE {
-                memo.push((*plan, key, c));
+            if memo.len() < Self::CAPACITY
+                && !memo.iter().any(|e| e.matches(prior, spent, plan, privacy))
+            {
+                memo.push(CacheEntry {
+                    plan: *plan,
+                    prior: prior.clone(),
+                    spent: spent.to_bits(),
+                    epsilon: privacy.epsilon.get().to_bits(),
+                    delta: privacy.delta.get().to_bits(),
+                    accounting: privacy.accounting,
+                    value,
+                });
             }
         }
-        Ok(c)
+        Ok(value)
     }
 }
 

@@ -21,7 +21,7 @@ use dp_models::{
 use dp_optim::dp_gcd::{DpGcdParams, RnmCalibration, SelectionRule, Variant};
 use dp_optim::kernel::ColumnKernels;
 use dp_optim::privacy::Accounting;
-use dp_optim::{DpCdParams, DpSgdParams, GlobalSmoothness};
+use dp_optim::{CalibrationCache, DpCdParams, DpSgdParams, GlobalSmoothness};
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -560,8 +560,10 @@ fn sgd_run<D: Design, L: Loss + Clone, P: Penalty + Clone>(
     delta: f64,
     h: &Hyper,
     seed: u64,
+    cache: &CalibrationCache,
 ) -> Result<RunOutput> {
     let solver = DpSgdParams::new(loss.clone(), pen.clone())
+        .calibration_cache(cache.clone())
         .epsilon(EPSILON)
         .delta(delta)
         .passes(h.budget)
@@ -588,6 +590,9 @@ fn fit_fn<'a, D: ColumnKernels>(
     let model = p.model;
     let lam = model.lambda();
     let beta = p.beta;
+    // DP-SGD's calibrations, shared by the task's runs (bit-identical fits, one search
+    // per distinct plan).
+    let cache = CalibrationCache::new();
     Box::new(move |h: &Hyper, seed: u64| -> Result<RunOutput> {
         let variant = if alg == Algorithm::DpGcdZcdp {
             Variant::Zcdp
@@ -651,18 +656,46 @@ fn fit_fn<'a, D: ColumnKernels>(
             (Algorithm::DpCd, Model::LogisticL1 { .. }) => {
                 cd_run(data, &Logistic, &L1::new(lam)?, delta, h, seed)
             }
-            (Algorithm::DpSgd, Model::LogisticL2 { .. }) => {
-                sgd_run(data, &Logistic, &L2::new(lam)?, beta, delta, h, seed)
-            }
-            (Algorithm::DpSgd, Model::LeastSquaresL2 { .. }) => {
-                sgd_run(data, &Squared::half(), &L2::new(lam)?, beta, delta, h, seed)
-            }
-            (Algorithm::DpSgd, Model::Lasso { .. }) => {
-                sgd_run(data, &Squared::half(), &L1::new(lam)?, beta, delta, h, seed)
-            }
-            (Algorithm::DpSgd, Model::LogisticL1 { .. }) => {
-                sgd_run(data, &Logistic, &L1::new(lam)?, beta, delta, h, seed)
-            }
+            (Algorithm::DpSgd, Model::LogisticL2 { .. }) => sgd_run(
+                data,
+                &Logistic,
+                &L2::new(lam)?,
+                beta,
+                delta,
+                h,
+                seed,
+                &cache,
+            ),
+            (Algorithm::DpSgd, Model::LeastSquaresL2 { .. }) => sgd_run(
+                data,
+                &Squared::half(),
+                &L2::new(lam)?,
+                beta,
+                delta,
+                h,
+                seed,
+                &cache,
+            ),
+            (Algorithm::DpSgd, Model::Lasso { .. }) => sgd_run(
+                data,
+                &Squared::half(),
+                &L1::new(lam)?,
+                beta,
+                delta,
+                h,
+                seed,
+                &cache,
+            ),
+            (Algorithm::DpSgd, Model::LogisticL1 { .. }) => sgd_run(
+                data,
+                &Logistic,
+                &L1::new(lam)?,
+                beta,
+                delta,
+                h,
+                seed,
+                &cache,
+            ),
         }
     })
 }

@@ -23,7 +23,10 @@ use dp_models::split::{select, split_indices};
 use dp_models::{
     Dataset, DenseDesign, Design, DualLoss, Hinge, Logistic, Loss, Squared, Tagged, L2,
 };
-use dp_optim::{BatchUpdates, DpScdParams, DpSgdParams, DualNoise, SdcaParams, SgdParams, Solver};
+use dp_optim::{
+    BatchUpdates, CalibrationCache, DpScdParams, DpSgdParams, DualNoise, SdcaParams, SgdParams,
+    Solver,
+};
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal, Uniform};
 use rayon::prelude::*;
@@ -325,6 +328,10 @@ pub struct Problem {
     pub test: Dataset<DenseDesign>,
     /// Seconds to generate / load and preprocess.
     pub setup_seconds: f64,
+    /// The noise calibrations of DP-SCD and DP-SGD, shared by every fit on this
+    /// problem (one search per distinct plan; the fits are bit-identical to uncached
+    /// ones).
+    pub calibrations: CalibrationCache,
 }
 
 impl Problem {
@@ -466,6 +473,7 @@ pub fn load_problem(data: Data, app: App, settings: &Settings, seed: u64) -> Res
         valid,
         test,
         setup_seconds: start.elapsed().as_secs_f64(),
+        calibrations: CalibrationCache::new(),
     })
 }
 
@@ -473,17 +481,19 @@ pub fn load_problem(data: Data, app: App, settings: &Settings, seed: u64) -> Res
 fn fit_loss<L: DualLoss + Loss + Clone>(
     loss: L,
     alg: Algorithm,
-    d: &Dataset<DenseDesign>,
+    p: &Problem,
     eps: f64,
     h: Hyper,
     epochs: u64,
     seed: u64,
 ) -> Result<(Vec<f64>, f64)> {
+    let (d, cache) = (&p.fit, &p.calibrations);
     let pen = L2::new(LAMBDA)?;
     let beta = || Tagged::public(1.0);
     let fitted = match alg {
         Algorithm::DpScd | Algorithm::DpScdPaperNoise | Algorithm::SeqDpScd => {
             DpScdParams::new(loss, pen)
+                .calibration_cache(cache.clone())
                 .epsilon(eps)
                 .delta(DELTA)
                 .passes(epochs)
@@ -503,6 +513,7 @@ fn fit_loss<L: DualLoss + Loss + Clone>(
                 .fit_seeded(d, seed)?
         }
         Algorithm::DpSgd => DpSgdParams::new(loss, pen)
+            .calibration_cache(cache.clone())
             .epsilon(eps)
             .delta(DELTA)
             .passes(epochs)
@@ -535,11 +546,10 @@ fn fit_one(
     epochs: u64,
     seed: u64,
 ) -> Result<(Vec<f64>, f64)> {
-    let d = &p.fit;
     match p.app {
-        App::Ridge => fit_loss(Squared::half(), alg, d, eps, h, epochs, seed),
-        App::Logistic => fit_loss(Logistic, alg, d, eps, h, epochs, seed),
-        App::Svm => fit_loss(Hinge, alg, d, eps, h, epochs, seed),
+        App::Ridge => fit_loss(Squared::half(), alg, p, eps, h, epochs, seed),
+        App::Logistic => fit_loss(Logistic, alg, p, eps, h, epochs, seed),
+        App::Svm => fit_loss(Hinge, alg, p, eps, h, epochs, seed),
     }
 }
 

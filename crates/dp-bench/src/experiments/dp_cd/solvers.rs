@@ -11,7 +11,8 @@ use super::{Accounting, Algorithm, Model, Problem, ProblemName};
 use dp_models::constants::{coordinate_smoothness, global_smoothness, Tagged};
 use dp_models::Design;
 use dp_optim::{
-    Averaging, CdParams, CoordinateOrder, DpCdParams, DpSgdParams, GlobalSmoothness, Smoothness,
+    Averaging, CalibrationCache, CdParams, CoordinateOrder, DpCdParams, DpSgdParams,
+    GlobalSmoothness, Smoothness,
 };
 
 use crate::runner::{FitFn, Hyper, RunOutput};
@@ -162,20 +163,26 @@ where
                 .build()?;
             Ok(report_output(solver.fit_seeded(&p.data, seed)?))
         }),
-        Algorithm::DpSgd => Box::new(move |h: &Hyper, seed: u64| {
-            let solver = DpSgdParams::new(loss.clone(), pen.clone())
-                .epsilon(eps)
-                .delta(delta)
-                .passes(h.budget)
-                .step_scale(h.step)
-                .clip(h.clip)
-                .batch_size(1)
-                .accounting(accounting(acc))
-                .smoothness(GlobalSmoothness::Given(c.beta.clone()))
-                .allow_non_private_constants(true)
-                .build()?;
-            Ok(report_output(solver.fit_seeded(&p.data, seed)?))
-        }),
+        Algorithm::DpSgd => {
+            // One calibration per distinct plan (budget) across the task's runs; the
+            // fits are the same, bit for bit, as without the cache.
+            let cache = CalibrationCache::new();
+            Box::new(move |h: &Hyper, seed: u64| {
+                let solver = DpSgdParams::new(loss.clone(), pen.clone())
+                    .calibration_cache(cache.clone())
+                    .epsilon(eps)
+                    .delta(delta)
+                    .passes(h.budget)
+                    .step_scale(h.step)
+                    .clip(h.clip)
+                    .batch_size(1)
+                    .accounting(accounting(acc))
+                    .smoothness(GlobalSmoothness::Given(c.beta.clone()))
+                    .allow_non_private_constants(true)
+                    .build()?;
+                Ok(report_output(solver.fit_seeded(&p.data, seed)?))
+            })
+        }
     }
 }
 
