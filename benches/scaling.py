@@ -50,6 +50,9 @@ def parse_args():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-doc", action="store_true")
     ap.add_argument("--from-results", metavar="JSON")
+    ap.add_argument("--pld-only", action="store_true",
+                    help="rerun only the PLD calibration rows; the pass tables are re-rendered "
+                         "from benches/scaling_results.json")
     return ap.parse_args()
 
 
@@ -146,6 +149,23 @@ def measure(quick):
     meta["load_end"] = loadavg()
     meta["minutes"] = (time.time() - t0) / 60
     return {"meta": meta, "sizes": sizes, "skipped": skipped, "builds": builds, "pld": pld}
+
+
+def measure_pld():
+    """Only the PLD rows, with their own provenance (date, commit, load)."""
+    subprocess.run(["cargo", "build", "--release", "-p", "dp-bench", "--example", "scaling"],
+                   cwd=ROOT, check=True)
+    meta = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "load_start": loadavg(),
+        "commit": sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip(),
+        "dirty": bool(sh(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"])),
+        "command": "python3 benches/scaling.py --pld-only",
+    }
+    pld = run(["pld", "--reps", 3])
+    meta["load_end"] = loadavg()
+    pld["meta"] = meta
+    return pld
 
 
 def fmt_n(x):
@@ -277,6 +297,14 @@ def render(res):
              f"{p['target_epsilon']:g}, delta = {p['delta']:g} (`scaling pld --reps 3`; "
              "times of the 3 calls; target: under 1 s):")
     L.append("")
+    if "meta" in p:
+        pm = p["meta"]
+        L.append(f"These rows were rerun apart from the tables above: `{pm['command']}` on "
+                 f"{pm['date']} at commit {pm['commit']}"
+                 + (" with uncommitted changes" if pm["dirty"] else "")
+                 + f"; load average (1/5/15 min) {pm['load_start']} at start, "
+                 f"{pm['load_end']} at end.")
+        L.append("")
     L.append("| sampling rate | seconds (fastest) | seconds (each call) | noise multiplier | "
              "epsilon reported | under 1 s | one PLD epsilon at the result (s) | "
              "RDP calibration (start of the search, s) | calibration / one PLD epsilon |")
@@ -334,7 +362,11 @@ def write_doc(section):
 
 def main():
     a = parse_args()
-    if a.from_results:
+    if a.pld_only:
+        with open(RESULTS) as f:
+            res = json.load(f)
+        res["pld"] = measure_pld()
+    elif a.from_results:
         with open(a.from_results) as f:
             res = json.load(f)
     else:
@@ -342,7 +374,7 @@ def main():
     section = render(res)
     print(section)
     if not a.no_doc:
-        if not a.from_results:
+        if not a.from_results:  # (a full or a --pld-only run)
             with open(RESULTS, "w") as f:
                 json.dump(res, f, indent=1)
                 f.write("\n")
