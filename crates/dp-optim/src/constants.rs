@@ -19,8 +19,8 @@ use dp_accounting::ledger::Ledger;
 use dp_accounting::Epsilon;
 use dp_models::constants::{
     coordinate_smoothness, global_smoothness, private_coordinate_smoothness_bounded,
-    private_coordinate_smoothness_with, BoundedSmoothnessOptions, PrivateSmoothnessOptions,
-    SmoothnessBounds, Tagged,
+    private_coordinate_smoothness_with, private_global_smoothness, BoundedSmoothnessOptions,
+    PrivateSmoothnessOptions, SmoothnessBounds, Tagged,
 };
 use dp_models::{Design, Loss};
 use rand_chacha::ChaCha20Rng;
@@ -190,6 +190,32 @@ pub enum GlobalSmoothness {
     FromData,
     /// A value supplied by the caller with its provenance.
     Given(Tagged<f64>),
+    /// Estimated in the fit from a row-norm bound `||x_i||_2 <= R` with one Laplace
+    /// release of sensitivity `c R^2 / n` on `(c/n) lambda_max` of the row-clipped
+    /// data (`dp_models::constants::private_global_smoothness`, proof there), shifted
+    /// into an upper bound with probability `1 - failure_probability` and clamped to
+    /// `(0, c R^2]`. `budget_fraction * epsilon` is charged first (pure DP); the steps
+    /// get the rest. DP-SGD under replace-one only.
+    Private {
+        /// `R` with its provenance (a data-derived bound needs the opt-in).
+        row_norm_bound: Tagged<f64>,
+        /// Fraction of epsilon spent on the estimate, in (0, 1).
+        budget_fraction: f64,
+        /// Probability that the estimate is below `beta`, in (0, 1); `None`: unbiased.
+        failure_probability: Option<f64>,
+    },
+}
+
+impl GlobalSmoothness {
+    /// The private estimate with 10 % of epsilon and a 5 % chance of not being an
+    /// upper bound.
+    pub fn private(row_norm_bound: Tagged<f64>) -> Self {
+        GlobalSmoothness::Private {
+            row_norm_bound,
+            budget_fraction: 0.1,
+            failure_probability: Some(0.05),
+        }
+    }
 }
 
 impl From<Tagged<f64>> for GlobalSmoothness {
@@ -207,9 +233,82 @@ pub(crate) fn resolve_beta<D: Design, L: Loss + ?Sized>(
     let t = match source {
         GlobalSmoothness::FromData => global_smoothness(loss, x)?,
         GlobalSmoothness::Given(t) => t.clone(),
+        GlobalSmoothness::Private { .. } => {
+            return Err(OptimError::Unsupported(
+                "the private estimate of beta is drawn by a private fit (DP-SGD); a \
+                 non-private solver takes GlobalSmoothness::FromData or Given"
+                    .into(),
+            ))
+        }
     };
     positive("global smoothness beta", t.value)?;
     Ok(t)
+}
+
+/// `beta` for a private fit with what it cost: `GlobalSmoothness::Private` is drawn
+/// here, charged to `ledger` before the data are read (the bound's own cost first);
+/// other sources go through [`resolve_beta`] (the caller charges a pre-spent cost).
+/// Returns the tagged value and the pure epsilon charged here (0 for other sources).
+///
+/// # Privacy
+/// See `dp_models::constants::private_global_smoothness` (replace-one; the caller
+/// refuses add/remove).
+pub(crate) fn resolve_beta_private<D: Design, L: Loss + ?Sized>(
+    source: &GlobalSmoothness,
+    loss: &L,
+    x: &D,
+    target_epsilon: f64,
+    allow_non_private: bool,
+    rng: &mut ChaCha20Rng,
+    ledger: &mut Ledger,
+) -> Result<(Tagged<f64>, f64, bool)> {
+    match source {
+        GlobalSmoothness::Private {
+            row_norm_bound,
+            budget_fraction,
+            failure_probability,
+        } => {
+            if !(budget_fraction.is_finite() && *budget_fraction > 0.0 && *budget_fraction < 1.0) {
+                return Err(OptimError::InvalidParameter {
+                    name: "budget_fraction",
+                    value: budget_fraction.to_string(),
+                    expected: "the fraction of epsilon spent on beta must be in (0, 1)",
+                });
+            }
+            let non_private = !row_norm_bound.is_private();
+            let bound_cost = charge_pre_spent(
+                ledger,
+                pre_spent_epsilon(&row_norm_bound.provenance),
+                "row norm bound",
+            )?;
+            let r = row_norm_bound.clone().require_private(allow_non_private)?;
+            let budget = remaining_epsilon(
+                budget_fraction * target_epsilon,
+                bound_cost,
+                "row norm bound",
+            )?;
+            let t = private_global_smoothness(
+                loss,
+                x,
+                r,
+                Epsilon::new(budget)?,
+                &BoundedSmoothnessOptions {
+                    failure_probability: *failure_probability,
+                    ..BoundedSmoothnessOptions::default()
+                },
+                rng,
+                ledger,
+            )?;
+            let cost = pre_spent_epsilon(&t.provenance) + bound_cost;
+            positive("global smoothness beta", t.value)?;
+            Ok((t, cost, non_private))
+        }
+        other => {
+            let t = resolve_beta(other, loss, x)?;
+            let np = !t.is_private();
+            Ok((t, 0.0, np))
+        }
+    }
 }
 
 /// The coordinate constants a non-private twin uses (any provenance is accepted: the

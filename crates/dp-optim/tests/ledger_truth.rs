@@ -103,24 +103,69 @@ fn dp_sgd_reports_its_ledger() {
         (Accounting::Exact, Accountant::Rdp(RdpConversion::Improved)),
         (Accounting::Paper, Accountant::Rdp(RdpConversion::Mironov)),
     ] {
-        let fit = DpSgdParams::new(Squared::full(), L1::new(0.01).unwrap())
+        for smoothness in [
+            GlobalSmoothness::Given(estimated(2.0)),
+            GlobalSmoothness::private(Tagged::public(2.0)),
+        ] {
+            let private = matches!(smoothness, GlobalSmoothness::Private { .. });
+            let fit = DpSgdParams::new(Squared::full(), L1::new(0.01).unwrap())
+                .epsilon(1.0)
+                .delta(DELTA)
+                .passes(2)
+                .batch_size(30)
+                .clip(1.0)
+                .accounting(accounting)
+                .smoothness(smoothness)
+                .build()
+                .unwrap()
+                .fit_seeded(&data, 4)
+                .unwrap();
+            check(
+                &fit,
+                accountant,
+                accounting == Accounting::Exact,
+                &format!("dp-sgd {accounting:?} {private}"),
+            );
+            let privacy = fit.privacy().unwrap();
+            if private {
+                // One pure-DP release of 10 % of epsilon, first; beta in (0, c R^2].
+                assert!(matches!(
+                    &privacy.ledger.entries()[0],
+                    dp_accounting::ledger::Charge::PureDp { epsilon, count: 1, .. }
+                        if (*epsilon - 0.1).abs() < 1e-12
+                ));
+                let SolverPlan::DpSgd(plan) = &privacy.plan else {
+                    panic!("not a DP-SGD plan")
+                };
+                assert!(plan.beta > 0.0 && plan.beta <= 8.0, "{}", plan.beta);
+                assert!(!privacy.uses_non_private_constants);
+            }
+        }
+    }
+    // A data-derived bound needs the opt-in; add/remove is refused.
+    for (smoothness, adjacency) in [
+        (
+            GlobalSmoothness::private(Tagged::data_non_private(2.0)),
+            Adjacency::ReplaceOne,
+        ),
+        (
+            GlobalSmoothness::private(Tagged::public(2.0)),
+            Adjacency::AddRemove,
+        ),
+    ] {
+        let r = DpSgdParams::new(Squared::full(), L1::new(0.01).unwrap())
             .epsilon(1.0)
             .delta(DELTA)
             .passes(2)
             .batch_size(30)
             .clip(1.0)
-            .accounting(accounting)
-            .smoothness(GlobalSmoothness::Given(estimated(2.0)))
+            .adjacency(adjacency)
+            .public_n(300)
+            .smoothness(smoothness)
             .build()
             .unwrap()
-            .fit_seeded(&data, 4)
-            .unwrap();
-        check(
-            &fit,
-            accountant,
-            accounting == Accounting::Exact,
-            &format!("dp-sgd {accounting:?}"),
-        );
+            .fit_seeded(&data, 4);
+        assert!(r.is_err(), "{adjacency:?}");
     }
 }
 
