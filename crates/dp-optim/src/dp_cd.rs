@@ -414,6 +414,10 @@ impl<D: ColumnKernels, L: Loss, P: Penalty> Solver<D> for DpCd<L, P> {
     /// optimisation's share of the target (passing side of the search). Constants that
     /// cost privacy (DP-CD-P's Laplace estimate, or privately estimated constants given
     /// by the caller) are pure-DP charges composed sequentially with the releases.
+    /// With adaptive clipping, the quantile search's Gaussian releases are charged
+    /// before the optimisation's, the thresholds `C_j` are their post-processing (so
+    /// the sensitivity `2 C_j / n` argument holds as is), and the multiplier `s` is
+    /// calibrated on the whole ledger (`private_clip_quantiles`, `docs/privacy/dp-cd.md`).
     fn fit_with_rng(&self, data: &Dataset<D>, rng: &mut dyn RngCore) -> Result<Fitted> {
         self.fit_inner(data, Streams::from_rng(rng), Switches::ON)
     }
