@@ -148,8 +148,17 @@ pub fn global_smoothness<L: Loss + ?Sized, D: Design>(loss: &L, x: &D) -> Result
 
 /// Upper estimate of `lambda_max(X^T X)` by power iteration (see [`global_smoothness`]).
 pub fn lambda_max_gram<D: Design>(x: &D) -> f64 {
+    lambda_max_weighted_gram(x, None)
+}
+
+/// [`lambda_max_gram`] of `X^T S X` with `S = diag(weights)` (non-negative row
+/// weights; `None`: all 1).
+fn lambda_max_weighted_gram<D: Design>(x: &D, weights: Option<&[f64]>) -> f64 {
     let (n, p) = (x.n_samples(), x.n_features());
-    let trace: f64 = (0..p).map(|j| x.col_sq_norm(j)).sum();
+    let trace: f64 = match weights {
+        None => (0..p).map(|j| x.col_sq_norm(j)).sum(),
+        Some(s) => (0..n).map(|i| s[i] * x.row_sq_norm(i)).sum(),
+    };
     if trace == 0.0 {
         return 0.0;
     }
@@ -164,6 +173,9 @@ pub fn lambda_max_gram<D: Design>(x: &D) -> f64 {
     let mut residual = f64::INFINITY;
     for _ in 0..10_000 {
         x.matvec(&v, &mut xv);
+        if let Some(s) = weights {
+            xv.iter_mut().zip(s).for_each(|(a, w)| *a *= w);
+        }
         x.matvec_t(&xv, &mut av);
         let new_theta: f64 = v.iter().zip(&av).map(|(a, b)| a * b).sum();
         residual = v
@@ -451,6 +463,384 @@ where
         laplace_scales,
         epsilon_per_coordinate: eps_j_max,
         clamped,
+    })
+}
+
+/// Differentially private global smoothness `beta = (c/n) lambda_max(X^T X)` from a
+/// public row-norm bound `||x_i||_2 <= R`, for DP-SGD's step `gamma / beta`:
+///
+/// ```text
+/// s_i  = min(1, R^2 / ||x_i||^2)                       (row clipping to norm R)
+/// beta = clamp( (c/n) lambda_max(X^T S X) + Lap(c R^2 / (n eps)) + k c R^2 / (n eps),
+///               floor_fraction c R^2,  c R^2 )
+/// ```
+///
+/// with `k = max(0, ln(1 / (2 beta_fail)))` for `failure_probability = Some(beta_fail)`
+/// (else 0). One pure-DP release of `eps`, charged to `ledger` before the data are read.
+/// It beats the public bound `c R^2` when the rows' second-moment matrix is far from
+/// rank one along a direction of norm `R` (e.g. raw features of very different scales
+/// clipped to a crude `R`); on rows normalised to norm `R` with a dominant direction it
+/// cannot do much better than `c R^2`.
+///
+/// # Privacy
+/// *Neighbouring relation:* replace-one (`n` public). *Precondition:* `R` public.
+/// *Claim:* `eps`-DP. *Proof:* `A = (1/n) sum_i s_i x_i x_i^T`; replacing row `i` by `i'`
+/// changes `A` by `(a a^T - b b^T)/n` with `||a||, ||b|| <= R` after clipping, a
+/// difference of two PSD matrices of operator norm `<= R^2`, whose eigenvalues lie in
+/// `[-R^2, R^2]`; by Weyl's inequality `lambda_max(A)` moves by at most `R^2 / n`, so
+/// `c lambda_max(A)` has sensitivity `c R^2 / n` and the Laplace mechanism of that
+/// scale over `eps` is `eps`-DP (Dwork & Roth 2014, Thm 3.6). The shift and the clamp
+/// are post-processing. `lambda_max` is computed by power iteration to relative
+/// tolerance `1e-9` as an upper estimate (see [`global_smoothness`]); the guarantee is
+/// for the exact value, the same floating-point idealisation as the sampler's.
+/// *Upper bound:* as for [`private_coordinate_smoothness_bounded`], the shifted value is
+/// at least `(c/n) lambda_max(X^T S X)` with probability `1 - e^{-k}/2 = 1 - beta_fail`,
+/// and the clamp keeps it (the ceiling `c R^2 >= lambda_max` always); that is the true
+/// `beta` when the rows satisfy the bound.
+pub fn private_global_smoothness<L, D, R>(
+    loss: &L,
+    x: &D,
+    row_norm_bound: f64,
+    epsilon: Epsilon,
+    opts: &BoundedSmoothnessOptions,
+    rng: &mut R,
+    ledger: &mut Ledger,
+) -> Result<Tagged<f64>>
+where
+    L: Loss + ?Sized,
+    D: Design,
+    R: Rng + ?Sized,
+{
+    let c = curvature_of(loss)?;
+    let n = x.n_samples();
+    if n == 0 || x.n_features() == 0 {
+        return Err(ModelError::Empty(
+            "cannot estimate the smoothness of an empty design".into(),
+        ));
+    }
+    let r = positive("row norm bound", row_norm_bound)?;
+    let r2 = positive("squared row norm bound", r * r)?;
+    if !(opts.floor_fraction.is_finite() && opts.floor_fraction > 0.0 && opts.floor_fraction <= 1.0)
+    {
+        return Err(ModelError::InvalidParameter {
+            name: "floor_fraction",
+            value: opts.floor_fraction,
+            expected: "the floor is a fraction of the ceiling in (0, 1]",
+        });
+    }
+    let shift = match opts.failure_probability {
+        None => 0.0,
+        Some(b) if b.is_finite() && b > 0.0 && b < 1.0 => (1.0 / (2.0 * b)).ln().max(0.0),
+        Some(b) => {
+            return Err(ModelError::InvalidParameter {
+                name: "failure_probability",
+                value: b,
+                expected:
+                    "the probability that the estimate is not an upper bound must be in (0, 1)",
+            })
+        }
+    };
+    let ceiling = positive("smoothness ceiling c R^2", c * r2)?;
+    let sens = ceiling / n as f64;
+    let scale = positive("Laplace scale", sens / epsilon.get())?;
+    let charged = laplace_epsilon(Sensitivity::new(sens, Norm::L1)?, scale)?;
+    ledger.charge(Charge::PureDp {
+        epsilon: charged,
+        count: 1,
+        label: "private global smoothness beta (lambda_max of clipped rows)".into(),
+    })?;
+    let weights: Vec<f64> = (0..n)
+        .map(|i| {
+            let s = x.row_sq_norm(i);
+            if s > r2 {
+                r2 / s
+            } else {
+                1.0
+            }
+        })
+        .collect();
+    let lmax = lambda_max_weighted_gram(x, Some(&weights));
+    let noisy = c * lmax / n as f64 + Laplace::new(scale)?.sample(rng) + shift * scale;
+    let floor = opts.floor_fraction * ceiling;
+    let beta = if noisy.is_nan() || noisy > ceiling {
+        ceiling
+    } else {
+        noisy.max(floor)
+    };
+    Ok(Tagged {
+        value: beta,
+        provenance: Provenance::PrivatelyEstimated { epsilon: charged },
+    })
+}
+
+/// Public bounds a caller can state about each row `x_i` for
+/// [`private_coordinate_smoothness_bounded`]: per-feature bounds `|x_ij| <= b_j`, a
+/// row-norm bound `||x_i||_2 <= R`, or both. At least one must be given.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SmoothnessBounds<'a> {
+    /// `b_j >= |x_ij|`, one per feature (each finite and > 0).
+    pub feature_bounds: Option<&'a [f64]>,
+    /// `R >= ||x_i||_2` (finite and > 0).
+    pub row_norm_bound: Option<f64>,
+}
+
+/// Options of [`private_coordinate_smoothness_bounded`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BoundedSmoothnessOptions {
+    /// Public floor, as a fraction of each coordinate's ceiling `c cap_j` (default
+    /// `1e-6`; finite, in (0, 1]). Raises estimates the noise made tiny or negative.
+    pub floor_fraction: f64,
+    /// `Some(beta)`: shift every estimate up by `k` Laplace scales, with
+    /// `k = max(0, ln(p / (2 beta)))`, so that with probability at least `1 - beta`
+    /// (over the noise) every released `M_j` is an upper bound on the clipped mean it
+    /// estimates (see the function's *Upper bound* section). `None`: the unbiased
+    /// estimate (then clamped). Default `Some(0.05)`. `beta` must be in (0, 1).
+    pub failure_probability: Option<f64>,
+}
+
+impl Default for BoundedSmoothnessOptions {
+    fn default() -> Self {
+        Self {
+            floor_fraction: 1e-6,
+            failure_probability: Some(0.05),
+        }
+    }
+}
+
+/// What [`private_coordinate_smoothness_bounded`] released, with its bookkeeping.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BoundedSmoothness {
+    /// The post-processed estimates, tagged [`Provenance::PrivatelyEstimated`] with the
+    /// epsilon charged.
+    pub estimates: Tagged<Vec<f64>>,
+    /// Public ceilings `c cap_j`, `cap_j = min(b_j^2, R^2)` (missing bounds omitted).
+    pub ceilings: Vec<f64>,
+    /// Laplace scale of each coordinate's noise, `c cap_j * Delta / eps`.
+    pub laplace_scales: Vec<f64>,
+    /// `Delta`: the L1 sensitivity of the normalised query `(1/n) sum_i u_i`.
+    pub normalised_sensitivity: f64,
+    /// Upward shift applied, in Laplace scales (`k`; 0 without `failure_probability`).
+    pub shift_in_scales: f64,
+    /// Pure epsilon charged (one release).
+    pub epsilon: f64,
+    /// How many estimates were raised to the floor.
+    pub floored: usize,
+    /// How many estimates were lowered to the ceiling.
+    pub ceiled: usize,
+}
+
+/// `max { sum_j u_j : u in [0, 1]^p, sum_j u_j cap_j <= r2 }`: the fractional knapsack,
+/// solved exactly by taking the cheapest coordinates first (`r2 = inf`: `p`).
+fn knapsack_units(caps: &[f64], r2: f64) -> f64 {
+    if !r2.is_finite() {
+        return caps.len() as f64;
+    }
+    let mut sorted = caps.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let (mut left, mut units) = (r2, 0.0);
+    for cap in sorted {
+        if cap <= left {
+            left -= cap;
+            units += 1.0;
+        } else {
+            units += left / cap;
+            break;
+        }
+    }
+    units
+}
+
+/// Differentially private coordinate-wise smoothness constants from public row bounds,
+/// all `p` at once with one Laplace release whose noise does not grow with `p` when a
+/// row-norm bound is known:
+///
+/// ```text
+/// cap_j = min(b_j^2, R^2)                  (a missing bound is omitted; R alone: cap_j = R^2)
+/// s_i   = min(1, R^2 / ||x_i||^2)          (row clipping to norm R; 1 without R)
+/// u_ij  = min(c x_ij^2 s_i, c cap_j) / (c cap_j)   in [0, 1]
+/// y_j   = (1/n) sum_i u_ij + Lap(Delta / eps)
+/// Delta = min(2 K, p) / n,   K = max { sum_j u_j : u in [0,1]^p, sum_j u_j cap_j <= R^2 }
+/// M_j   = clamp(c cap_j y_j + k c cap_j Delta / eps,  floor_fraction c cap_j,  c cap_j)
+/// ```
+///
+/// with `k = max(0, ln(p / (2 beta)))` when `failure_probability = Some(beta)`, else 0.
+/// With only a row-norm bound (every `cap_j = R^2`) `K = 1` and each coordinate's
+/// noise has scale `2 c R^2 / (n eps)` for any `p`; with only per-feature bounds
+/// `K = p` and the scale is `c b_j^2 p / (n eps)`, half the per-coordinate scale of the
+/// DP-CD paper's eq. (126) ([`private_coordinate_smoothness_with`]). One pure-DP release
+/// of `eps` is charged to `ledger` *before* anything is computed from the data.
+///
+/// # Privacy
+///
+/// *Neighbouring relation*: replace-one (`n` fixed and public), as in DP-CD.
+/// *Precondition*: none on the data; the bounds are public (chosen without looking at
+/// the data, or charged separately). Row clipping (`s_i`) and the per-coordinate cap
+/// enforce them, so rows that violate them change the estimate's accuracy, not the
+/// guarantee.
+/// *Claim*: the released vector `(M_j)` is `eps`-DP.
+/// *Proof*: for any row, `u_i = (u_ij)_j` lies in `U = { u in [0,1]^p : sum_j u_j cap_j
+/// <= R^2 }`, because `c cap_j u_ij <= c x_ij^2 s_i` and `sum_j x_ij^2 s_i =
+/// min(||x_i||^2, R^2)`. Replacing row `i` by `i'` moves `y = (1/n) sum_i u_i` by
+/// `(u_i - u_i') / n` with `||u_i - u_i'||_1 <= min(||u_i||_1 + ||u_i'||_1, p) <=
+/// min(2 K, p)` (entries in `[0, 1]` are non-negative and differ by at most 1), and
+/// `K` is the maximum of `||u||_1` over `U` (a linear program whose optimum the greedy
+/// fill by increasing `cap_j` attains). So `y` has L1 sensitivity `Delta`, and adding
+/// i.i.d. `Lap(Delta / eps)` noise to every coordinate is `eps`-DP (Dwork & Roth 2014,
+/// Thm 3.6). `M_j` is a coordinate-wise function of the noisy `y` and public constants:
+/// post-processing (Prop. 2.1). The charged epsilon is the Laplace privacy map of that
+/// scale and sensitivity, rounded up. The sampler is a floating-point idealisation of
+/// Laplace noise (Mironov 2012); see `dp_accounting::mechanisms`.
+///
+/// *Upper bound* (what the step sizes `1/M_j` need): let `m_j = (1/n) sum_i min(c x_ij^2
+/// s_i, c cap_j)` be the clipped mean (equal to the true `M_j = (c/n) sum_i x_ij^2`
+/// when the rows satisfy the bounds). Before clamping the estimate is `m_j + c cap_j
+/// (Z_j + k) Delta / eps` with `Z_j` standard Laplace, so `P(estimate < m_j) = P(Z_j <
+/// -k) = e^{-k} / 2`, and by the union bound every coordinate is an upper bound with
+/// probability at least `1 - p e^{-k} / 2 = 1 - beta`. Clamping keeps it: raising an upper
+/// bound to the floor keeps it one, and the ceiling `c cap_j >= m_j` always. Without the
+/// shift the estimate is unbiased before clamping, and below `m_j` half the time.
+pub fn private_coordinate_smoothness_bounded<L, D, R>(
+    loss: &L,
+    x: &D,
+    bounds: SmoothnessBounds<'_>,
+    epsilon: Epsilon,
+    opts: &BoundedSmoothnessOptions,
+    rng: &mut R,
+    ledger: &mut Ledger,
+) -> Result<BoundedSmoothness>
+where
+    L: Loss + ?Sized,
+    D: Design,
+    R: Rng + ?Sized,
+{
+    let c = curvature_of(loss)?;
+    let (n, p) = (x.n_samples(), x.n_features());
+    if n == 0 || p == 0 {
+        return Err(ModelError::Empty(format!(
+            "cannot estimate smoothness constants of a {n} x {p} design"
+        )));
+    }
+    if !(opts.floor_fraction.is_finite() && opts.floor_fraction > 0.0 && opts.floor_fraction <= 1.0)
+    {
+        return Err(ModelError::InvalidParameter {
+            name: "floor_fraction",
+            value: opts.floor_fraction,
+            expected: "the floor is a fraction of the ceiling in (0, 1]",
+        });
+    }
+    let shift = match opts.failure_probability {
+        None => 0.0,
+        Some(beta) if beta.is_finite() && beta > 0.0 && beta < 1.0 => {
+            (p as f64 / (2.0 * beta)).ln().max(0.0)
+        }
+        Some(beta) => {
+            return Err(ModelError::InvalidParameter {
+                name: "failure_probability",
+                value: beta,
+                expected:
+                    "the probability that an estimate is not an upper bound must be in (0, 1)",
+            })
+        }
+    };
+    let r2 = match bounds.row_norm_bound {
+        Some(r) => {
+            let r = positive("row norm bound", r)?;
+            positive("squared row norm bound", r * r)?
+        }
+        None => f64::INFINITY,
+    };
+    let caps: Vec<f64> = match bounds.feature_bounds {
+        Some(b) => {
+            if b.len() != p {
+                return Err(ModelError::Shape(format!(
+                    "{} feature bounds given for a design with {p} features",
+                    b.len()
+                )));
+            }
+            let mut caps = Vec::with_capacity(p);
+            for &bj in b {
+                positive("feature bound", bj)?;
+                caps.push(positive("squared feature bound", bj * bj)?.min(r2));
+            }
+            caps
+        }
+        None if r2.is_finite() => vec![r2; p],
+        None => {
+            return Err(ModelError::InvalidParameter {
+                name: "bounds",
+                value: f64::NAN,
+                expected: "give per-feature bounds, a row-norm bound, or both",
+            })
+        }
+    };
+    let ceilings: Vec<f64> = caps.iter().map(|cap| c * cap).collect();
+    check_positive("smoothness ceiling c cap_j", &ceilings)?;
+    let units = knapsack_units(&caps, r2).min(p as f64);
+    let delta = positive("sensitivity", (2.0 * units).min(p as f64) / n as f64)?;
+    let eps = epsilon.get();
+    let scale = positive("Laplace scale", delta / eps)?;
+    let charged = laplace_epsilon(Sensitivity::new(delta, Norm::L1)?, scale)?;
+    // Charge first: if the budget refuses, nothing is computed from the data.
+    ledger.charge(Charge::PureDp {
+        epsilon: charged,
+        count: 1,
+        label: "private coordinate smoothness M_j (bounded rows, one L1 Laplace release)".into(),
+    })?;
+    // Row clipping factors (one pass over the rows, outside the per-coordinate loop).
+    let row_scale: Vec<f64> = if r2.is_finite() {
+        (0..n)
+            .map(|i| {
+                let s = x.row_sq_norm(i);
+                if s > r2 {
+                    r2 / s
+                } else {
+                    1.0
+                }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let noise = Laplace::new(scale)?;
+    let mut estimates = Vec::with_capacity(p);
+    let mut laplace_scales = Vec::with_capacity(p);
+    let (mut floored, mut ceiled) = (0, 0);
+    for (j, &cap) in caps.iter().enumerate() {
+        let mut sum = 0.0;
+        if row_scale.is_empty() {
+            x.for_each_in_col(j, |_, v| sum += (v * v).min(cap) / cap);
+        } else {
+            x.for_each_in_col(j, |i, v| sum += (v * v * row_scale[i]).min(cap) / cap);
+        }
+        let y = sum / n as f64 + noise.sample(rng) + shift * scale;
+        let ceiling = ceilings[j];
+        let floor = opts.floor_fraction * ceiling;
+        let m = ceiling * y;
+        // A NaN (impossible with finite inputs) is raised to the ceiling: the safe side.
+        let m = if m.is_nan() || m > ceiling {
+            ceiled += 1;
+            ceiling
+        } else if m < floor {
+            floored += 1;
+            floor
+        } else {
+            m
+        };
+        estimates.push(m);
+        laplace_scales.push(ceiling * scale);
+    }
+    Ok(BoundedSmoothness {
+        estimates: Tagged {
+            value: estimates,
+            provenance: Provenance::PrivatelyEstimated { epsilon: charged },
+        },
+        ceilings,
+        laplace_scales,
+        normalised_sensitivity: delta,
+        shift_in_scales: shift,
+        epsilon: charged,
+        floored,
+        ceiled,
     })
 }
 
@@ -752,6 +1142,371 @@ mod tests {
             let clipped0 = (2.0 + 8.0 + 0.5 + 12.5 + 2.0) / 5.0;
             let se = (2.0f64).sqrt() * scales[0] / (runs as f64).sqrt();
             assert!((sums[0] / runs as f64 - clipped0).abs() <= 5.0 * se);
+        }
+    }
+
+    mod bounded {
+        use super::super::*;
+        use crate::{DenseDesign, Logistic, SparseDesign, Squared};
+        use dp_accounting::{Delta, Epsilon};
+        use rand::{Rng, RngCore, SeedableRng};
+        use rand_chacha::ChaCha20Rng;
+
+        fn data() -> DenseDesign {
+            DenseDesign::from_row_major(
+                4,
+                3,
+                &[
+                    0.6, 0.8, 0.0, //
+                    0.0, 0.3, 0.1, //
+                    3.0, 4.0, 0.0, // norm 5: clipped to norm 1
+                    -0.2, 0.0, 0.5,
+                ],
+            )
+            .unwrap()
+        }
+
+        fn run(
+            x: &DenseDesign,
+            bounds: SmoothnessBounds<'_>,
+            eps: f64,
+            opts: &BoundedSmoothnessOptions,
+            seed: u64,
+        ) -> BoundedSmoothness {
+            let mut ledger = Ledger::new();
+            private_coordinate_smoothness_bounded(
+                &Squared::full(),
+                x,
+                bounds,
+                Epsilon::new(eps).unwrap(),
+                opts,
+                &mut ChaCha20Rng::seed_from_u64(seed),
+                &mut ledger,
+            )
+            .unwrap()
+        }
+
+        #[test]
+        fn private_beta_release_by_hand_and_sensitivity() {
+            // Row 2 (norm 5) is clipped to norm 1: S X has rows (0.6, 0.8, 0),
+            // (0, 0.3, 0.1), (0.6, 0.8, 0), (-0.2, 0, 0.5) up to the clipping factor.
+            let x = data();
+            let opts = BoundedSmoothnessOptions {
+                floor_fraction: 1e-9,
+                failure_probability: Some(0.1),
+            };
+            let mut ledger = Ledger::new();
+            let got = private_global_smoothness(
+                &Squared::full(),
+                &x,
+                1.0,
+                Epsilon::new(2.0).unwrap(),
+                &opts,
+                &mut ChaCha20Rng::seed_from_u64(4),
+                &mut ledger,
+            )
+            .unwrap();
+            let clipped = DenseDesign::from_row_major(
+                4,
+                3,
+                &[0.6, 0.8, 0.0, 0.0, 0.3, 0.1, 0.6, 0.8, 0.0, -0.2, 0.0, 0.5],
+            )
+            .unwrap();
+            let g = clipped.matrix().transpose() * clipped.matrix();
+            let exact = 2.0 * g.symmetric_eigenvalues().max() / 4.0;
+            let scale = 2.0 / 4.0 / 2.0;
+            let draw = Laplace::new(scale)
+                .unwrap()
+                .sample(&mut ChaCha20Rng::seed_from_u64(4));
+            let expect = (exact + draw + (5.0f64).ln() * scale).clamp(2e-9, 2.0);
+            // The power iteration returns an upper estimate (Rayleigh quotient plus
+            // residual), within 1e-6 relative here.
+            assert!(
+                got.value >= expect - 1e-12 && got.value <= expect + 1e-6 * exact,
+                "{} vs {expect}",
+                got.value
+            );
+            assert!(matches!(
+                ledger.entries(),
+                [Charge::PureDp { epsilon, count: 1, .. }] if (*epsilon - 2.0).abs() < 1e-12
+            ));
+            // Replace-one: lambda_max of the clipped second moment moves by <= R^2 / n.
+            let mut rng = ChaCha20Rng::seed_from_u64(8);
+            for _ in 0..200 {
+                let mut rows: Vec<f64> = (0..12).map(|_| rng.random_range(-2.0..2.0)).collect();
+                let w = |rows: &[f64]| {
+                    let d = DenseDesign::from_row_major(4, 3, rows).unwrap();
+                    let s: Vec<f64> = (0..4).map(|i| (1.0 / d.row_sq_norm(i)).min(1.0)).collect();
+                    lambda_max_weighted_gram(&d, Some(&s)) / 4.0
+                };
+                let before = w(&rows);
+                let i = rng.random_range(0..4);
+                for v in rows[3 * i..3 * i + 3].iter_mut() {
+                    *v = rng.random_range(-50.0..50.0);
+                }
+                assert!((w(&rows) - before).abs() <= 0.25 * (1.0 + 1e-6));
+            }
+        }
+
+        #[test]
+        fn knapsack_by_hand() {
+            assert_eq!(knapsack_units(&[1.0; 5], 1.0), 1.0);
+            assert_eq!(knapsack_units(&[1.0; 5], 2.5), 2.5);
+            // Cheapest first: 0.1 + 0.4 fit, then 0.5 of the 1.0 item.
+            assert_eq!(knapsack_units(&[1.0, 0.4, 0.1], 1.0), 2.5);
+            assert_eq!(knapsack_units(&[1.0, 2.0], f64::INFINITY), 2.0);
+        }
+
+        #[test]
+        fn row_norm_release_by_hand() {
+            // R = 1 only: cap_j = 1, K = 1, Delta = 2 / n; c = 2 (squared, full).
+            let x = data();
+            let eps = 7.0;
+            let opts = BoundedSmoothnessOptions {
+                floor_fraction: 1e-9,
+                failure_probability: None,
+            };
+            let b = SmoothnessBounds {
+                feature_bounds: None,
+                row_norm_bound: Some(1.0),
+            };
+            let r = run(&x, b, eps, &opts, 3);
+            let delta = 2.0 / 4.0;
+            assert!((r.normalised_sensitivity - delta).abs() <= 1e-15);
+            assert_eq!(r.ceilings, vec![2.0; 3]);
+            assert_eq!(r.shift_in_scales, 0.0);
+            // Clipped squares: row 2 scaled by 1/25 -> (0.36, 0.64, 0).
+            let u = [
+                (0.36 + 0.0 + 0.36 + 0.04) / 4.0,
+                (0.64 + 0.09 + 0.64 + 0.0) / 4.0,
+                (0.0 + 0.01 + 0.0 + 0.25) / 4.0,
+            ];
+            let mut rng = ChaCha20Rng::seed_from_u64(3);
+            let lap = Laplace::new(delta / eps).unwrap();
+            for (j, uj) in u.iter().enumerate() {
+                let expect = (2.0 * (uj + lap.sample(&mut rng))).clamp(2e-9, 2.0);
+                let got = r.estimates.value[j];
+                assert!((got - expect).abs() <= 1e-12, "{j}: {got} vs {expect}");
+                assert!((r.laplace_scales[j] - 2.0 * delta / eps).abs() <= 1e-15);
+            }
+            assert!(r.epsilon >= eps && r.epsilon <= eps * (1.0 + 1e-12));
+            // Sparse storage gives the same release.
+            let mut ledger = Ledger::new();
+            let s = private_coordinate_smoothness_bounded(
+                &Squared::full(),
+                &SparseDesign::from_dense(&x),
+                b,
+                Epsilon::new(eps).unwrap(),
+                &opts,
+                &mut ChaCha20Rng::seed_from_u64(3),
+                &mut ledger,
+            )
+            .unwrap();
+            assert_eq!(s.estimates, r.estimates);
+        }
+
+        #[test]
+        fn feature_bounds_alone_halve_the_paper_scale() {
+            // No row bound: K = p, Delta = p / n, scale c b_j^2 p / (n eps), half of eq. 126.
+            let x = data();
+            let fb = [3.0, 4.0, 0.5];
+            let r = run(
+                &x,
+                SmoothnessBounds {
+                    feature_bounds: Some(&fb),
+                    row_norm_bound: None,
+                },
+                1.0,
+                &BoundedSmoothnessOptions::default(),
+                1,
+            );
+            for (j, &bj) in fb.iter().enumerate() {
+                let paper = 2.0 * (2.0 * bj * bj) * 3.0 / 4.0;
+                assert!((r.laplace_scales[j] - paper / 2.0).abs() <= 1e-12 * paper);
+            }
+            // Both bounds: caps min(b_j^2, R^2) = (1, 1, 0.25), K = 1 + 0.75 = 1.75, and
+            // Delta = min(2 K, p) / n = 3 / 4 (the per-coordinate bound wins here).
+            let r = run(
+                &x,
+                SmoothnessBounds {
+                    feature_bounds: Some(&fb),
+                    row_norm_bound: Some(1.0),
+                },
+                1.0,
+                &BoundedSmoothnessOptions::default(),
+                1,
+            );
+            assert!((r.normalised_sensitivity - 3.0 / 4.0).abs() <= 1e-15);
+            assert_eq!(r.ceilings, vec![2.0, 2.0, 0.5]);
+        }
+
+        #[test]
+        fn replace_one_l1_sensitivity_brute_force() {
+            // Random neighbours with adversarial rows: the normalised query moves by at
+            // most Delta in L1, for every combination of bounds.
+            let mut rng = ChaCha20Rng::seed_from_u64(77);
+            let opts = BoundedSmoothnessOptions {
+                floor_fraction: 1e-12,
+                failure_probability: None,
+            };
+            let mut tightest = 0.0f64;
+            for t in 0..300 {
+                let n = rng.random_range(1..=5);
+                let p = rng.random_range(1..=6);
+                let mut rows: Vec<f64> = (0..n * p)
+                    .map(|_| rng.random_range(-3.0..3.0) * (rng.random::<f64>() < 0.7) as u8 as f64)
+                    .collect();
+                let x = DenseDesign::from_row_major(n, p, &rows).unwrap();
+                let i = rng.random_range(0..n);
+                for v in rows[i * p..(i + 1) * p].iter_mut() {
+                    *v = [0.0, 1e3, -0.05, 2.0][rng.random_range(0..4)];
+                }
+                let x2 = DenseDesign::from_row_major(n, p, &rows).unwrap();
+                let fb: Vec<f64> = (0..p).map(|_| rng.random_range(0.1..3.0)).collect();
+                let kind = t % 3;
+                let b = SmoothnessBounds {
+                    feature_bounds: (kind != 1).then_some(&fb[..]),
+                    row_norm_bound: (kind != 0).then(|| rng.random_range(0.2..4.0)),
+                };
+                // Large epsilon, tiny noise; same seed: the difference is the query's.
+                let r = run(&x, b, 1e9, &opts, t);
+                let r2 = run(&x2, b, 1e9, &opts, t);
+                let moved: f64 = (0..p)
+                    .map(|j| {
+                        let c = r.ceilings[j];
+                        // Undo the (identical) noise by comparing the noisy values.
+                        (r.estimates.value[j] - r2.estimates.value[j]).abs() / c
+                    })
+                    .sum();
+                assert!(
+                    moved <= r.normalised_sensitivity * (1.0 + 1e-9) + 1e-12,
+                    "trial {t}: moved {moved} > Delta {}",
+                    r.normalised_sensitivity
+                );
+                tightest = tightest.max(moved / r.normalised_sensitivity);
+            }
+            // Not vacuous: some neighbours come close to the bound.
+            assert!(tightest > 0.4, "{tightest}");
+        }
+
+        #[test]
+        fn shifted_estimates_are_upper_bounds_with_the_stated_probability() {
+            // beta = 0.2 over p = 3: the fraction of runs in which some estimate falls
+            // below the clipped mean is at most 0.2 (binomial slack: 4 standard errors).
+            let x = data();
+            let b = SmoothnessBounds {
+                feature_bounds: None,
+                row_norm_bound: Some(1.0),
+            };
+            let truth = [
+                2.0 * (0.36 + 0.0 + 0.36 + 0.04) / 4.0,
+                2.0 * (0.64 + 0.09 + 0.64 + 0.0) / 4.0,
+                2.0 * (0.0 + 0.01 + 0.0 + 0.25) / 4.0,
+            ];
+            let opts = BoundedSmoothnessOptions {
+                floor_fraction: 1e-9,
+                failure_probability: Some(0.2),
+            };
+            let runs = 4000;
+            let mut misses = 0;
+            let mut unshifted_misses = 0;
+            let plain = BoundedSmoothnessOptions {
+                failure_probability: None,
+                ..opts
+            };
+            for s in 0..runs {
+                let r = run(&x, b, 3.0, &opts, s);
+                assert!((r.shift_in_scales - (3.0f64 / 0.4).ln()).abs() <= 1e-12);
+                misses += r.estimates.value.iter().zip(&truth).any(|(e, t)| e < t) as usize;
+                let r = run(&x, b, 3.0, &plain, s);
+                unshifted_misses +=
+                    r.estimates.value.iter().zip(&truth).any(|(e, t)| e < t) as usize;
+            }
+            let rate = misses as f64 / runs as f64;
+            let se = (0.2f64 * 0.8 / runs as f64).sqrt();
+            assert!(rate <= 0.2 + 4.0 * se, "miss rate {rate}");
+            // The bound is not vacuous: without the shift most runs miss somewhere.
+            assert!(unshifted_misses as f64 / runs as f64 > 0.5);
+        }
+
+        #[test]
+        fn refused_charge_and_bad_arguments_release_nothing() {
+            let x = data();
+            let mut rng = ChaCha20Rng::seed_from_u64(1);
+            let mut ledger =
+                Ledger::with_budget(Epsilon::new(0.5).unwrap(), Delta::new(1e-6).unwrap());
+            let ok = SmoothnessBounds {
+                feature_bounds: None,
+                row_norm_bound: Some(1.0),
+            };
+            let fb2 = [1.0, 1.0];
+            let fbnan = [1.0, f64::NAN, 1.0];
+            let bad_bounds = [
+                SmoothnessBounds {
+                    feature_bounds: None,
+                    row_norm_bound: None,
+                },
+                SmoothnessBounds {
+                    feature_bounds: Some(&fb2),
+                    row_norm_bound: None,
+                },
+                SmoothnessBounds {
+                    feature_bounds: Some(&fbnan),
+                    row_norm_bound: None,
+                },
+                SmoothnessBounds {
+                    feature_bounds: None,
+                    row_norm_bound: Some(-1.0),
+                },
+                SmoothnessBounds {
+                    feature_bounds: None,
+                    row_norm_bound: Some(f64::INFINITY),
+                },
+            ];
+            let d = BoundedSmoothnessOptions::default();
+            let mut cases: Vec<(SmoothnessBounds, BoundedSmoothnessOptions, f64)> =
+                bad_bounds.iter().map(|b| (*b, d, 0.1)).collect();
+            cases.push((ok, d, 1.0)); // over the ledger's budget
+            for o in [
+                BoundedSmoothnessOptions {
+                    floor_fraction: 0.0,
+                    ..d
+                },
+                BoundedSmoothnessOptions {
+                    failure_probability: Some(1.0),
+                    ..d
+                },
+                BoundedSmoothnessOptions {
+                    failure_probability: Some(f64::NAN),
+                    ..d
+                },
+            ] {
+                cases.push((ok, o, 0.1));
+            }
+            for (b, o, eps) in cases {
+                let e = private_coordinate_smoothness_bounded(
+                    &Logistic,
+                    &x,
+                    b,
+                    Epsilon::new(eps).unwrap(),
+                    &o,
+                    &mut rng,
+                    &mut ledger,
+                );
+                assert!(e.is_err(), "{b:?} {o:?} {eps}");
+            }
+            assert!(private_coordinate_smoothness_bounded(
+                &crate::Hinge,
+                &x,
+                ok,
+                Epsilon::new(0.1).unwrap(),
+                &d,
+                &mut rng,
+                &mut ledger
+            )
+            .is_err());
+            assert!(ledger.entries().is_empty());
+            assert_eq!(rng.next_u64(), ChaCha20Rng::seed_from_u64(1).next_u64());
         }
     }
 }

@@ -18,8 +18,9 @@ use crate::privacy::{charge_pre_spent, pre_spent_epsilon, remaining_epsilon};
 use dp_accounting::ledger::Ledger;
 use dp_accounting::Epsilon;
 use dp_models::constants::{
-    coordinate_smoothness, global_smoothness, private_coordinate_smoothness_with,
-    PrivateSmoothnessOptions, Tagged,
+    coordinate_smoothness, global_smoothness, private_coordinate_smoothness_bounded,
+    private_coordinate_smoothness_with, private_global_smoothness, BoundedSmoothnessOptions,
+    PrivateSmoothnessOptions, SmoothnessBounds, Tagged,
 };
 use dp_models::{Design, Loss};
 use rand_chacha::ChaCha20Rng;
@@ -54,6 +55,27 @@ pub enum Smoothness {
         /// Fraction of epsilon spent on the estimate, in (0, 1).
         budget_fraction: f64,
     },
+    /// Estimate all `M_j` at once from public row bounds with one Laplace release
+    /// (`dp_models::constants::private_coordinate_smoothness_bounded`, proof there):
+    /// a row-norm bound `||x_i||_2 <= R` makes the noise independent of `p`
+    /// (`2 c R^2 / (n eps_m)` per coordinate), per-feature bounds alone halve the
+    /// paper's. The estimates are shifted up so that, with probability at least
+    /// `1 - failure_probability`, every one is an upper bound (what the step sizes
+    /// `1/M_j` need), then clamped between a public floor and the public ceiling
+    /// `c min(b_j^2, R^2)`. `budget_fraction * epsilon` is spent (pure DP); the
+    /// optimisation gets the rest. Supported by DP-CD (as DP-CD-P) and DP-GCD.
+    PrivateBounded {
+        /// Bounds `b_j >= |x_ij|` with their provenance (`None`: not stated).
+        feature_bounds: Option<Tagged<Vec<f64>>>,
+        /// Bound `R >= ||x_i||_2` with its provenance (`None`: not stated). At least one
+        /// of the two must be given.
+        row_norm_bound: Option<Tagged<f64>>,
+        /// Fraction of epsilon spent on the estimate, in (0, 1).
+        budget_fraction: f64,
+        /// Probability that some estimate is below the constant it estimates, in (0, 1);
+        /// `None` releases the unbiased estimate (clamped).
+        failure_probability: Option<f64>,
+    },
 }
 
 impl Smoothness {
@@ -65,31 +87,87 @@ impl Smoothness {
         }
     }
 
+    /// The one-release estimate from public row bounds
+    /// ([`Smoothness::PrivateBounded`]) with 10 % of epsilon and a 5 % chance that some
+    /// estimate is not an upper bound.
+    pub fn private_bounded(
+        feature_bounds: Option<Tagged<Vec<f64>>>,
+        row_norm_bound: Option<Tagged<f64>>,
+    ) -> Self {
+        Smoothness::PrivateBounded {
+            feature_bounds,
+            row_norm_bound,
+            budget_fraction: 0.1,
+            failure_probability: Some(0.05),
+        }
+    }
+
+    /// True for the variants that estimate the constants privately in the fit.
+    pub fn is_private_estimate(&self) -> bool {
+        matches!(
+            self,
+            Smoothness::Private { .. } | Smoothness::PrivateBounded { .. }
+        )
+    }
+
     /// Checks the data-independent parts (the budget fraction and the bounds).
     pub(crate) fn check(&self) -> Result<()> {
-        if let Smoothness::Private {
-            feature_bounds,
-            budget_fraction,
-        } = self
-        {
-            if !(budget_fraction.is_finite() && *budget_fraction > 0.0 && *budget_fraction < 1.0) {
+        if let Some(budget_fraction) = self.budget_fraction() {
+            if !(budget_fraction.is_finite() && budget_fraction > 0.0 && budget_fraction < 1.0) {
                 return Err(OptimError::InvalidParameter {
                     name: "budget_fraction",
                     value: budget_fraction.to_string(),
                     expected: "the fraction of epsilon spent on smoothness must be in (0, 1)",
                 });
             }
-            for &b in &feature_bounds.value {
-                positive("feature bound", b)?;
+        }
+        match self {
+            Smoothness::Private { feature_bounds, .. } => {
+                for &b in &feature_bounds.value {
+                    positive("feature bound", b)?;
+                }
             }
+            Smoothness::PrivateBounded {
+                feature_bounds,
+                row_norm_bound,
+                failure_probability,
+                ..
+            } => {
+                if feature_bounds.is_none() && row_norm_bound.is_none() {
+                    return Err(OptimError::Missing(
+                        "feature_bounds or row_norm_bound (the private estimate needs one)",
+                    ));
+                }
+                for &b in feature_bounds.iter().flat_map(|t| &t.value) {
+                    positive("feature bound", b)?;
+                }
+                if let Some(r) = row_norm_bound {
+                    positive("row norm bound", r.value)?;
+                }
+                if let Some(beta) = failure_probability {
+                    if !(beta.is_finite() && *beta > 0.0 && *beta < 1.0) {
+                        return Err(OptimError::InvalidParameter {
+                            name: "failure_probability",
+                            value: beta.to_string(),
+                            expected: "the probability that an estimate is not an upper \
+                                       bound must be in (0, 1)",
+                        });
+                    }
+                }
+            }
+            _ => {}
         }
         Ok(())
     }
 
-    /// The fraction of the target spent on estimating the constants (`Private` only).
+    /// The fraction of the target spent on estimating the constants (`Private` and
+    /// `PrivateBounded` only).
     pub(crate) fn budget_fraction(&self) -> Option<f64> {
         match self {
             Smoothness::Private {
+                budget_fraction, ..
+            }
+            | Smoothness::PrivateBounded {
                 budget_fraction, ..
             } => Some(*budget_fraction),
             _ => None,
@@ -112,6 +190,32 @@ pub enum GlobalSmoothness {
     FromData,
     /// A value supplied by the caller with its provenance.
     Given(Tagged<f64>),
+    /// Estimated in the fit from a row-norm bound `||x_i||_2 <= R` with one Laplace
+    /// release of sensitivity `c R^2 / n` on `(c/n) lambda_max` of the row-clipped
+    /// data (`dp_models::constants::private_global_smoothness`, proof there), shifted
+    /// into an upper bound with probability `1 - failure_probability` and clamped to
+    /// `(0, c R^2]`. `budget_fraction * epsilon` is charged first (pure DP); the steps
+    /// get the rest. DP-SGD under replace-one only.
+    Private {
+        /// `R` with its provenance (a data-derived bound needs the opt-in).
+        row_norm_bound: Tagged<f64>,
+        /// Fraction of epsilon spent on the estimate, in (0, 1).
+        budget_fraction: f64,
+        /// Probability that the estimate is below `beta`, in (0, 1); `None`: unbiased.
+        failure_probability: Option<f64>,
+    },
+}
+
+impl GlobalSmoothness {
+    /// The private estimate with 10 % of epsilon and a 5 % chance of not being an
+    /// upper bound.
+    pub fn private(row_norm_bound: Tagged<f64>) -> Self {
+        GlobalSmoothness::Private {
+            row_norm_bound,
+            budget_fraction: 0.1,
+            failure_probability: Some(0.05),
+        }
+    }
 }
 
 impl From<Tagged<f64>> for GlobalSmoothness {
@@ -129,9 +233,82 @@ pub(crate) fn resolve_beta<D: Design, L: Loss + ?Sized>(
     let t = match source {
         GlobalSmoothness::FromData => global_smoothness(loss, x)?,
         GlobalSmoothness::Given(t) => t.clone(),
+        GlobalSmoothness::Private { .. } => {
+            return Err(OptimError::Unsupported(
+                "the private estimate of beta is drawn by a private fit (DP-SGD); a \
+                 non-private solver takes GlobalSmoothness::FromData or Given"
+                    .into(),
+            ))
+        }
     };
     positive("global smoothness beta", t.value)?;
     Ok(t)
+}
+
+/// `beta` for a private fit with what it cost: `GlobalSmoothness::Private` is drawn
+/// here, charged to `ledger` before the data are read (the bound's own cost first);
+/// other sources go through [`resolve_beta`] (the caller charges a pre-spent cost).
+/// Returns the tagged value and the pure epsilon charged here (0 for other sources).
+///
+/// # Privacy
+/// See `dp_models::constants::private_global_smoothness` (replace-one; the caller
+/// refuses add/remove).
+pub(crate) fn resolve_beta_private<D: Design, L: Loss + ?Sized>(
+    source: &GlobalSmoothness,
+    loss: &L,
+    x: &D,
+    target_epsilon: f64,
+    allow_non_private: bool,
+    rng: &mut ChaCha20Rng,
+    ledger: &mut Ledger,
+) -> Result<(Tagged<f64>, f64, bool)> {
+    match source {
+        GlobalSmoothness::Private {
+            row_norm_bound,
+            budget_fraction,
+            failure_probability,
+        } => {
+            if !(budget_fraction.is_finite() && *budget_fraction > 0.0 && *budget_fraction < 1.0) {
+                return Err(OptimError::InvalidParameter {
+                    name: "budget_fraction",
+                    value: budget_fraction.to_string(),
+                    expected: "the fraction of epsilon spent on beta must be in (0, 1)",
+                });
+            }
+            let non_private = !row_norm_bound.is_private();
+            let bound_cost = charge_pre_spent(
+                ledger,
+                pre_spent_epsilon(&row_norm_bound.provenance),
+                "row norm bound",
+            )?;
+            let r = row_norm_bound.clone().require_private(allow_non_private)?;
+            let budget = remaining_epsilon(
+                budget_fraction * target_epsilon,
+                bound_cost,
+                "row norm bound",
+            )?;
+            let t = private_global_smoothness(
+                loss,
+                x,
+                r,
+                Epsilon::new(budget)?,
+                &BoundedSmoothnessOptions {
+                    failure_probability: *failure_probability,
+                    ..BoundedSmoothnessOptions::default()
+                },
+                rng,
+                ledger,
+            )?;
+            let cost = pre_spent_epsilon(&t.provenance) + bound_cost;
+            positive("global smoothness beta", t.value)?;
+            Ok((t, cost, non_private))
+        }
+        other => {
+            let t = resolve_beta(other, loss, x)?;
+            let np = !t.is_private();
+            Ok((t, 0.0, np))
+        }
+    }
 }
 
 /// The coordinate constants a non-private twin uses (any provenance is accepted: the
@@ -145,10 +322,12 @@ pub(crate) fn resolve_for_twin<D: Design, L: Loss + ?Sized>(
     match source {
         Smoothness::FromData => Ok(coordinate_smoothness(loss, x)?.value),
         Smoothness::Given(t) => Ok(t.value.clone()),
-        Smoothness::Private { .. } => Err(OptimError::Unsupported(format!(
-            "{solver} is non-private and does not estimate constants privately; give \
+        Smoothness::Private { .. } | Smoothness::PrivateBounded { .. } => {
+            Err(OptimError::Unsupported(format!(
+                "{solver} is non-private and does not estimate constants privately; give \
              Smoothness::FromData or Smoothness::Given"
-        ))),
+            )))
+        }
     }
 }
 
@@ -243,6 +422,64 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
                 tagged: released.estimates,
                 spent: Some(charged),
                 uses_non_private: bounds_non_private,
+            }
+        }
+        Smoothness::PrivateBounded {
+            feature_bounds,
+            row_norm_bound,
+            budget_fraction,
+            failure_probability,
+        } => {
+            let mut non_private = false;
+            let mut bound_cost = 0.0;
+            let fb = match feature_bounds {
+                Some(t) => {
+                    non_private |= !t.is_private();
+                    bound_cost += pre_spent_epsilon(&t.provenance);
+                    let b = t.clone().require_private(allow_non_private)?;
+                    if b.len() != p {
+                        return Err(OptimError::Shape(format!(
+                            "{} feature bounds given for a design with {p} features",
+                            b.len()
+                        )));
+                    }
+                    Some(b)
+                }
+                None => None,
+            };
+            let r = match row_norm_bound {
+                Some(t) => {
+                    non_private |= !t.is_private();
+                    bound_cost += pre_spent_epsilon(&t.provenance);
+                    Some(t.clone().require_private(allow_non_private)?)
+                }
+                None => None,
+            };
+            let bound_cost = charge_pre_spent(ledger, bound_cost, "row and feature bounds")?;
+            let budget_m = remaining_epsilon(
+                budget_fraction * target_epsilon,
+                bound_cost,
+                "row and feature bounds",
+            )?;
+            let released = private_coordinate_smoothness_bounded(
+                loss,
+                x,
+                SmoothnessBounds {
+                    feature_bounds: fb.as_deref(),
+                    row_norm_bound: r,
+                },
+                Epsilon::new(budget_m)?,
+                &BoundedSmoothnessOptions {
+                    failure_probability: *failure_probability,
+                    ..BoundedSmoothnessOptions::default()
+                },
+                rng,
+                ledger,
+            )?;
+            ResolvedSmoothness {
+                tagged: released.estimates,
+                spent: Some(released.epsilon + bound_cost),
+                uses_non_private: non_private,
             }
         }
     };

@@ -55,7 +55,173 @@ pub struct DpCdParams<L, P> {
     averaging: Averaging,
     order: CoordinateOrder,
     smoothness: Smoothness,
+    adaptive_clipping: Option<AdaptiveClipping>,
     w0: Option<Vec<f64>>,
+}
+
+/// Per-coordinate clipping thresholds from a private estimate of a quantile of the
+/// per-sample coordinate gradient magnitudes `|phi'(x_i^T w0, y_i) x_ij|` at the
+/// (public) initial point, decoupled from the step sizes (see
+/// [`DpCdParams::adaptive_clipping`]).
+///
+/// The estimate follows Andrew et al. (2021, "Differentially private learning with
+/// adaptive clipping"): each round releases, with Gaussian noise, the fraction of
+/// samples whose magnitude is at most the current threshold, and the threshold moves
+/// against the target quantile. Here the move is a bisection in log scale of the public
+/// interval `range` (all `p` coordinates at once), so `rounds` rounds resolve the
+/// quantile to a factor `(hi/lo)^(2^-rounds)` up to the noise.
+///
+/// The search's noise multiplier is set from the target so that it takes
+/// `budget_fraction` of the budget in the Gaussian (GDP / zCDP) sense: with `z1` the
+/// multiplier of a single Gaussian release that spends all of `(epsilon, delta)` under
+/// GDP (`mu = 1/z1`), the `rounds` releases get `z = z1 sqrt(rounds / budget_fraction)`,
+/// i.e. `mu_search^2 = budget_fraction * mu^2`. The optimisation is then calibrated on
+/// the whole ledger, so the fraction only decides the split; the guarantee is the
+/// ledger's whatever it is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdaptiveClipping {
+    /// Target quantile `q` in (0, 1): the threshold below which a fraction `q` of the
+    /// magnitudes lie (magnitudes that are 0, e.g. of absent one-hot features, count).
+    pub quantile: f64,
+    /// Rounds of the search (each one Gaussian release of `p` fractions), >= 1.
+    pub rounds: u64,
+    /// Share of the budget (of `mu^2`, see above) spent on the search, in (0, 1).
+    pub budget_fraction: f64,
+    /// Public search interval `[lo, hi]`, `0 < lo < hi` finite. `lo` is also the floor
+    /// of the thresholds.
+    pub range: (f64, f64),
+}
+
+impl Default for AdaptiveClipping {
+    /// The 0.9-quantile, 8 rounds on 5 % of the budget, thresholds in `[1e-4, 10]`.
+    fn default() -> Self {
+        Self {
+            quantile: 0.9,
+            rounds: 8,
+            budget_fraction: 0.05,
+            range: (1e-4, 10.0),
+        }
+    }
+}
+
+impl AdaptiveClipping {
+    fn check(&self) -> Result<()> {
+        let fraction_ok = |v: f64| v.is_finite() && v > 0.0 && v < 1.0;
+        if !fraction_ok(self.quantile) {
+            return Err(OptimError::InvalidParameter {
+                name: "adaptive clipping quantile",
+                value: self.quantile.to_string(),
+                expected: "a quantile in (0, 1)",
+            });
+        }
+        if !fraction_ok(self.budget_fraction) {
+            return Err(OptimError::InvalidParameter {
+                name: "adaptive clipping budget_fraction",
+                value: self.budget_fraction.to_string(),
+                expected: "the share of the budget spent on the search must be in (0, 1)",
+            });
+        }
+        positive_count("adaptive clipping rounds", self.rounds)?;
+        let (lo, hi) = self.range;
+        positive("adaptive clipping range lower end", lo)?;
+        positive("adaptive clipping range upper end", hi)?;
+        if lo >= hi {
+            return Err(OptimError::InvalidParameter {
+                name: "adaptive clipping range",
+                value: format!("[{lo}, {hi}]"),
+                expected: "an interval with 0 < lo < hi",
+            });
+        }
+        Ok(())
+    }
+
+    /// The search's noise multiplier for the target `(epsilon, delta)` (data-free).
+    pub fn noise_multiplier(&self, privacy: &CheckedPrivacy) -> Result<f64> {
+        let whole = calibrate::calibrate_sigma(
+            &Plan {
+                mechanism: PlanMechanism::Gaussian,
+                steps: 1,
+                accountant: dp_accounting::calibrate::Accountant::Gdp,
+            },
+            privacy.epsilon,
+            privacy.delta,
+        )?;
+        positive(
+            "adaptive clipping noise multiplier",
+            whole.noise_multiplier * (self.rounds as f64 / self.budget_fraction).sqrt(),
+        )
+    }
+
+    /// The charge of the search: `rounds` Gaussian releases at multiplier `z`.
+    fn charge(&self, z: f64) -> Charge {
+        Charge::Gaussian {
+            noise_multiplier: z,
+            count: self.rounds,
+        }
+    }
+}
+
+/// Private per-coordinate quantiles of `|phi'(x_i^T w0, y_i) x_ij|` (see
+/// [`AdaptiveClipping`]), charged to `ledger` before anything is computed.
+///
+/// # Privacy
+/// *Neighbouring relation:* replace-one (`n` public). *Preconditions:* `w0`, the
+/// quantile, the rounds, the multiplier and the range are public. *Claim:* the released
+/// thresholds are the post-processing of `rounds` adaptively composed Gaussian
+/// mechanisms of multiplier `z`, charged as `Charge::Gaussian { z, rounds }`.
+/// *Proof:* in round `r` the thresholds `t_j` are functions of earlier noisy outputs and
+/// public values only. The released vector is `f_j = (1/n) sum_i 1[|g_ij| <= t_j] +
+/// N(0, (z sqrt(p) / n)^2)`; replacing one record changes each indicator sum by at most
+/// 1, so each `f_j` by at most `1/n` and the vector by at most `sqrt(p)/n` in L2: a
+/// Gaussian mechanism of multiplier `z` (Mironov 2017, Cor. 3; Dong, Roth & Su 2022,
+/// Thm 2.7). The rounds compose adaptively; the bisection update and the final
+/// thresholds are post-processing.
+fn private_clip_quantiles<D: ColumnKernels, L: Loss>(
+    cfg: &AdaptiveClipping,
+    z_search: f64,
+    loss: &L,
+    data: &Dataset<D>,
+    w0: &[f64],
+    rng: &mut impl Rng,
+    ledger: &mut Ledger,
+) -> Result<Vec<f64>> {
+    let (n, p) = (data.n_samples(), data.n_features());
+    ledger.charge(cfg.charge(z_search))?;
+    let mut z = vec![0.0; n];
+    data.x().matvec(w0, &mut z);
+    // phi'(z_i, y_i) once: the magnitudes are |dphi_i x_ij|.
+    let dphi: Vec<f64> = z
+        .iter()
+        .zip(data.y())
+        .map(|(&zi, &yi)| loss.derivative(zi, yi))
+        .collect();
+    let noise = Gaussian::new(z_search * (p as f64).sqrt() / n as f64)?;
+    let (lo0, hi0) = (cfg.range.0.ln(), cfg.range.1.ln());
+    let mut lo = vec![lo0; p];
+    let mut hi = vec![hi0; p];
+    let inv_n = 1.0 / n as f64;
+    for _ in 0..cfg.rounds {
+        for j in 0..p {
+            let t = (0.5 * (lo[j] + hi[j])).exp();
+            // Zeros of a sparse column are below every threshold.
+            let mut above = 0usize;
+            data.x().for_each_in_col(j, |i, v| {
+                above += ((dphi[i] * v).abs() > t) as usize;
+            });
+            let below = (n - above) as f64 * inv_n + noise.sample(rng);
+            let mid = 0.5 * (lo[j] + hi[j]);
+            if below >= cfg.quantile {
+                hi[j] = mid;
+            } else {
+                lo[j] = mid;
+            }
+        }
+    }
+    Ok(lo
+        .iter()
+        .zip(&hi)
+        .map(|(a, b)| (0.5 * (a + b)).exp())
+        .collect())
 }
 
 impl<L: Loss, P: Penalty> DpCdParams<L, P> {
@@ -75,6 +241,7 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             averaging: Averaging::LastIterate,
             order: CoordinateOrder::Uniform,
             smoothness: Smoothness::FromData,
+            adaptive_clipping: None,
             w0: None,
         }
     }
@@ -90,9 +257,27 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
         self
     }
     /// Global clipping threshold `C`: coordinate `j` clips per-sample gradients at
-    /// `C_j = sqrt(M_j / tr M) C`.
+    /// `C_j = sqrt(M_j / tr M) C` (the paper's rule), or at `C_j = C Q_j` with
+    /// [`adaptive_clipping`](Self::adaptive_clipping).
     pub fn clip(mut self, clip: f64) -> Self {
         self.clip = Some(clip);
+        self
+    }
+    /// Clipping thresholds decoupled from the step sizes: `C_j = C Q_j`, with `Q_j` a
+    /// private estimate of a quantile of coordinate `j`'s per-sample gradient magnitudes
+    /// at the initial point ([`AdaptiveClipping`]). Its Gaussian releases are charged to
+    /// the fit's ledger before the optimisation, whose noise is then calibrated on the
+    /// whole ledger (also under [`Accounting::Paper`](crate::Accounting::Paper), whose
+    /// budget split covers only pure-DP constants). `None` (the default): the paper's
+    /// `C_j = sqrt(M_j / tr M) C`.
+    ///
+    /// # Privacy
+    /// See `private_clip_quantiles` and `docs/privacy/dp-cd.md`: the search is `rounds`
+    /// Gaussian releases of multiplier `z` (replace-one L2 sensitivity `sqrt(p)/n`), and
+    /// the thresholds are their post-processing, so the sensitivity argument of the
+    /// releases (`2 C_j / n`) is unchanged.
+    pub fn adaptive_clipping(mut self, cfg: Option<AdaptiveClipping>) -> Self {
+        self.adaptive_clipping = cfg;
         self
     }
     /// Averaging mode (default: last iterate, `K = 1`).
@@ -143,6 +328,9 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             )));
         }
         self.smoothness.check()?;
+        if let Some(a) = &self.adaptive_clipping {
+            a.check()?;
+        }
         Ok(DpCd {
             loss: self.loss,
             penalty: self.penalty,
@@ -153,6 +341,7 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             averaging: self.averaging,
             order: self.order,
             smoothness: self.smoothness,
+            adaptive_clipping: self.adaptive_clipping,
             w0: self.w0,
         })
     }
@@ -170,6 +359,7 @@ pub struct DpCd<L, P> {
     averaging: Averaging,
     order: CoordinateOrder,
     smoothness: Smoothness,
+    adaptive_clipping: Option<AdaptiveClipping>,
     w0: Option<Vec<f64>>,
 }
 
@@ -191,7 +381,7 @@ impl<L, P> DpCd<L, P> {
     /// Name used in reports.
     pub fn name(&self) -> &'static str {
         match self.smoothness {
-            Smoothness::Private { .. } => "dp-cd-p",
+            Smoothness::Private { .. } | Smoothness::PrivateBounded { .. } => "dp-cd-p",
             _ => "dp-cd",
         }
     }
@@ -224,6 +414,10 @@ impl<D: ColumnKernels, L: Loss, P: Penalty> Solver<D> for DpCd<L, P> {
     /// optimisation's share of the target (passing side of the search). Constants that
     /// cost privacy (DP-CD-P's Laplace estimate, or privately estimated constants given
     /// by the caller) are pure-DP charges composed sequentially with the releases.
+    /// With adaptive clipping, the quantile search's Gaussian releases are charged
+    /// before the optimisation's, the thresholds `C_j` are their post-processing (so
+    /// the sensitivity `2 C_j / n` argument holds as is), and the multiplier `s` is
+    /// calibrated on the whole ledger (`private_clip_quantiles`, `docs/privacy/dp-cd.md`).
     fn fit_with_rng(&self, data: &Dataset<D>, rng: &mut dyn RngCore) -> Result<Fitted> {
         self.fit_inner(data, Streams::from_rng(rng), Switches::ON)
     }
@@ -238,7 +432,17 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
     /// Laplace estimate (charged in the fit as `p` releases of `epsilon_m / p` each; the
     /// preview charges one release of `epsilon_m`, so with non-paper accounting the
     /// fit's multiplier may differ from the preview's in the last digits).
+    ///
+    /// With [`adaptive_clipping`](DpCdParams::adaptive_clipping) the thresholds depend
+    /// on the data and there is no preview: an error says so.
     pub fn plan(&self, n: usize, m: &[f64], provenance: Provenance) -> Result<DpCdPlan> {
+        if self.adaptive_clipping.is_some() {
+            return Err(OptimError::Unsupported(
+                "with adaptive clipping the thresholds are estimated from the data in the \
+                 fit; there is no data-free plan"
+                    .into(),
+            ));
+        }
         let spent = match self.smoothness.budget_fraction() {
             Some(fraction) => Some(fraction * self.privacy.epsilon.get()),
             None => {
@@ -250,7 +454,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         if let Some(e) = spent {
             charge_pre_spent(&mut prior, e, "smoothness constants")?;
         }
-        self.plan_with(n, m, provenance, &prior, spent)
+        self.plan_with(n, m, provenance, &prior, spent, None)
             .map(|(plan, _)| plan)
     }
 
@@ -264,7 +468,9 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
 
     /// The plan of the releases that follow the charges of `prior` (`spent`: their
     /// pure epsilon), calibrated against the ledger (see
-    /// [`calibrate_releases`](crate::privacy)).
+    /// [`calibrate_releases`](crate::privacy)). `quantiles`: the privately estimated
+    /// `Q_j` of adaptive clipping (whose Gaussian charges are in `prior`); then the
+    /// calibration is always over the whole ledger.
     fn plan_with(
         &self,
         n: usize,
@@ -272,16 +478,31 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         provenance: Provenance,
         prior: &Ledger,
         spent: Option<f64>,
+        quantiles: Option<&[f64]>,
     ) -> Result<(DpCdPlan, LedgerCalibration)> {
         let p = m.len();
         check_smoothness(m, p)?;
         let schedule = Schedule::new(self.averaging, self.passes, p)?;
         let releases = schedule.updates();
         let gaussian = self.gaussian_plan(releases);
-        let calibrated = calibrate_releases(prior, spent.unwrap_or(0.0), &gaussian, &self.privacy)?;
+        let calibrated = if quantiles.is_some() {
+            // The papers' split (target - spent for the releases alone) does not cover
+            // the Gaussian charges of the search: calibrate on the whole ledger.
+            LedgerCalibration {
+                calibration: calibrate::calibrate_ledger(
+                    prior,
+                    &gaussian,
+                    self.privacy.epsilon,
+                    self.privacy.delta,
+                )?,
+                whole_ledger: true,
+            }
+        } else {
+            calibrate_releases(prior, spent.unwrap_or(0.0), &gaussian, &self.privacy)?
+        };
         let calibration = calibrated.calibration;
-        // The releases' own epsilon (the whole ledger's when nothing was spent before).
-        let eps_opt = if spent.is_none() {
+        // The releases' own epsilon (the whole ledger's when nothing was charged before).
+        let eps_opt = if spent.is_none() && quantiles.is_none() {
             calibration.epsilon
         } else {
             calibrate::epsilon(
@@ -292,8 +513,17 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         };
         let s = calibration.noise_multiplier;
         let trace: f64 = m.iter().sum();
-        let clip_thresholds: Vec<f64> =
-            m.iter().map(|mj| (mj / trace).sqrt() * self.clip).collect();
+        let clip_thresholds: Vec<f64> = match quantiles {
+            Some(q) => q.iter().map(|qj| qj * self.clip).collect(),
+            None => m.iter().map(|mj| (mj / trace).sqrt() * self.clip).collect(),
+        };
+        check_smoothness(&clip_thresholds, p).map_err(|_| {
+            OptimError::Unsupported(
+                "a clipping threshold C_j is zero or not finite: raise clip or the \
+                 adaptive clipping range"
+                    .into(),
+            )
+        })?;
         let sensitivities: Vec<f64> = clip_thresholds.iter().map(|c| 2.0 * c / n as f64).collect();
         let noise_std: Vec<f64> = sensitivities.iter().map(|d| s * d).collect();
         let step_sizes = m.iter().map(|mj| self.step_scale / mj).collect();
@@ -349,9 +579,25 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         let provenance = tagged.provenance;
         let m = tagged.value;
         check_smoothness(&m, p)?;
+        let mut w = self.w0.clone().unwrap_or_else(|| vec![0.0; p]);
+        // 1b. Adaptive clipping: the private quantile search, charged before it runs
+        //     (its draws come from the constants stream, after the constants').
+        let quantiles = match &self.adaptive_clipping {
+            Some(cfg) => Some(private_clip_quantiles(
+                cfg,
+                cfg.noise_multiplier(&self.privacy)?,
+                &self.loss,
+                data,
+                &w,
+                &mut streams.constants,
+                &mut ledger,
+            )?),
+            None => None,
+        };
         // 2. The plan, calibrated over the ledger charged so far plus its releases, and
         //    charged in full before the first release.
-        let (plan, calibrated) = self.plan_with(n, &m, provenance, &ledger, spent)?;
+        let (plan, calibrated) =
+            self.plan_with(n, &m, provenance, &ledger, spent, quantiles.as_deref())?;
         ledger.charge(Charge::Gaussian {
             noise_multiplier: plan.noise_multiplier,
             count: plan.releases,
@@ -370,7 +616,6 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             .collect::<std::result::Result<Vec<_>, _>>()?;
 
         // 3. Algorithm 1.
-        let mut w = self.w0.clone().unwrap_or_else(|| vec![0.0; p]);
         let mut z = vec![0.0; n];
         data.x().matvec(&w, &mut z);
         let prob = CdProblem {
@@ -448,5 +693,121 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
                 ..Diagnostics::default()
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod adaptive_tests {
+    use super::*;
+    use dp_models::{DenseDesign, Logistic};
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+
+    fn data(n: usize) -> Dataset<DenseDesign> {
+        // Column 0: magnitudes spread over [0, 2); column 1: 90 % zeros; column 2: 1e-3.
+        let mut x = Vec::with_capacity(3 * n);
+        for i in 0..n {
+            x.push(2.0 * (i as f64 + 0.5) / n as f64);
+            x.push(if i % 10 == 0 { 1.0 } else { 0.0 });
+            x.push(1e-3);
+        }
+        let y = (0..n)
+            .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        Dataset::new(DenseDesign::from_row_major(n, 3, &x).unwrap(), y).unwrap()
+    }
+
+    #[test]
+    fn quantile_search_finds_the_empirical_quantile_and_charges_first() {
+        // At w0 = 0 the logistic derivative is -y/2, so |g_ij| = |x_ij| / 2.
+        let d = data(4000);
+        let cfg = AdaptiveClipping {
+            quantile: 0.5,
+            rounds: 30,
+            budget_fraction: 0.5,
+            range: (1e-6, 1e2),
+        };
+        let z = 0.5;
+        let mut ledger = Ledger::new();
+        let mut rng = ChaCha20Rng::seed_from_u64(3);
+        let q = private_clip_quantiles(&cfg, z, &Logistic, &d, &[0.0; 3], &mut rng, &mut ledger)
+            .unwrap();
+        assert_eq!(ledger.entries(), &[cfg.charge(z)]);
+        // Column 0: median of x/2 with x uniform on [0, 2) is 0.5 (noise std
+        // 0.5 sqrt(3)/4000 = 2e-4 in the fraction: a relative error of a few 1e-4).
+        assert!((q[0] - 0.5).abs() < 0.01, "{}", q[0]);
+        // Column 1: 90 % zeros, so the median is 0: the search ends at the floor.
+        assert!(q[1] < 1e-5, "{}", q[1]);
+        // Column 2: every magnitude is 5e-4.
+        assert!((q[2] / 5e-4 - 1.0).abs() < 0.01, "{}", q[2]);
+        // q = 0.95 on column 1: between 0 and 0.5, the search lands on 0.5.
+        let cfg95 = AdaptiveClipping {
+            quantile: 0.95,
+            ..cfg
+        };
+        let q = private_clip_quantiles(&cfg95, z, &Logistic, &d, &[0.0; 3], &mut rng, &mut ledger)
+            .unwrap();
+        assert!((q[1] / 0.5 - 1.0).abs() < 0.01, "{}", q[1]);
+    }
+
+    #[test]
+    fn refused_charge_runs_no_search() {
+        let d = data(100);
+        let cfg = AdaptiveClipping::default();
+        let mut ledger = Ledger::with_budget(
+            dp_accounting::Epsilon::new(1e-3).unwrap(),
+            dp_accounting::Delta::new(1e-9).unwrap(),
+        );
+        let mut rng = ChaCha20Rng::seed_from_u64(3);
+        assert!(private_clip_quantiles(
+            &cfg,
+            20.0,
+            &Logistic,
+            &d,
+            &[0.0; 3],
+            &mut rng,
+            &mut ledger
+        )
+        .is_err());
+        assert!(ledger.entries().is_empty());
+        assert_eq!(rng.next_u64(), ChaCha20Rng::seed_from_u64(3).next_u64());
+    }
+
+    #[test]
+    fn bad_configurations_are_refused_at_build() {
+        let d = AdaptiveClipping::default();
+        for bad in [
+            AdaptiveClipping { quantile: 1.0, ..d },
+            AdaptiveClipping {
+                quantile: f64::NAN,
+                ..d
+            },
+            AdaptiveClipping { rounds: 0, ..d },
+            AdaptiveClipping {
+                budget_fraction: 0.0,
+                ..d
+            },
+            AdaptiveClipping {
+                budget_fraction: 1.0,
+                ..d
+            },
+            AdaptiveClipping {
+                range: (1.0, 1.0),
+                ..d
+            },
+            AdaptiveClipping {
+                range: (0.0, 1.0),
+                ..d
+            },
+        ] {
+            let r = DpCdParams::new(Logistic, dp_models::L2::new(0.1).unwrap())
+                .epsilon(1.0)
+                .delta(1e-6)
+                .passes(2)
+                .clip(1.0)
+                .adaptive_clipping(Some(bad))
+                .build();
+            assert!(r.is_err(), "{bad:?}");
+        }
     }
 }

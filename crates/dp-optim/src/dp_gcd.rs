@@ -314,6 +314,9 @@ impl<L: Loss, P: Penalty> DpGcdParams<L, P> {
             )?,
             Smoothness::Private {
                 budget_fraction, ..
+            }
+            | Smoothness::PrivateBounded {
+                budget_fraction, ..
             } => charge_pre_spent(
                 &mut prior,
                 budget_fraction * privacy.epsilon.get(),
@@ -501,7 +504,7 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
         let mut bounds_non_private = false;
         let tagged = match &prm.smoothness {
             Smoothness::Given(m) => m.clone(),
-            Smoothness::Private { .. } if prm.noise => {
+            Smoothness::Private { .. } | Smoothness::PrivateBounded { .. } if prm.noise => {
                 let mut seed = [0u8; 32];
                 rng.fill_bytes(&mut seed);
                 let mut constants_rng = ChaCha20Rng::from_seed(seed);

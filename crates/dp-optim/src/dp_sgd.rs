@@ -10,6 +10,7 @@
 //! | replace-one (default, as DP-CD and DP-GCD) | `b` of `n` without replacement | `2 C` | subsampled RDP, Wang, Balle & Kasiviswanathan 2019 |
 //! | add/remove (with a stated `public_n`) | Poisson, rate `b / public_n` | `C` | sampled Gaussian RDP (Mironov, Talwar & Zhang 2019) or PLD |
 
+use crate::constants::resolve_beta_private;
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::objective_from_predictor;
 use crate::model::{Diagnostics, Fitted, LinearModel};
@@ -19,8 +20,8 @@ use crate::privacy::{
     CalibrationCache, CheckedPrivacy, LedgerCalibration, PrivacyParams,
 };
 use crate::sgd::{
-    check_sgd_problem, resolve_beta, row_norms, run_sgd, steps_for, GlobalSmoothness, L2ClipAt,
-    NoVecNoise, SgdProblem, VecNoise,
+    check_sgd_problem, row_norms, run_sgd, steps_for, GlobalSmoothness, L2ClipAt, NoVecNoise,
+    SgdProblem, VecNoise,
 };
 use crate::solver::{check_finite, Solver, Streams, Switches};
 use dp_accounting::calibrate::{self, Plan, PlanMechanism};
@@ -382,14 +383,36 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
             });
         }
         let mut ledger = Ledger::new();
-        let tagged = resolve_beta(&self.smoothness, &self.loss, data.x())?;
-        let provenance = tagged.provenance;
-        let uses_non_private = !tagged.is_private();
-        let spent = charge_pre_spent(
+        if matches!(self.smoothness, GlobalSmoothness::Private { .. })
+            && self.adjacency != Adjacency::ReplaceOne
+        {
+            return Err(OptimError::Unsupported(
+                "the private estimate of beta is analysed under replace-one neighbours; \
+                 under add/remove give a public or separately estimated beta"
+                    .into(),
+            ));
+        }
+        // A private estimate of beta is drawn (and charged) here, first.
+        let (tagged, drawn_cost, bound_non_private) = resolve_beta_private(
+            &self.smoothness,
+            &self.loss,
+            data.x(),
+            self.privacy.epsilon.get(),
+            self.privacy.allow_non_private_constants,
+            &mut streams.constants,
             &mut ledger,
-            pre_spent_epsilon(&provenance),
-            "global smoothness",
         )?;
+        let provenance = tagged.provenance;
+        let uses_non_private = !tagged.is_private() || bound_non_private;
+        let spent = if drawn_cost > 0.0 {
+            drawn_cost
+        } else {
+            charge_pre_spent(
+                &mut ledger,
+                pre_spent_epsilon(&provenance),
+                "global smoothness",
+            )?
+        };
         let beta = tagged.require_private(self.privacy.allow_non_private_constants)?;
         // The plan, calibrated over the ledger charged so far plus its steps, and
         // charged in full before the first step.

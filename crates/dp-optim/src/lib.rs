@@ -23,7 +23,7 @@ pub mod solver;
 pub use cd::{Cd, CdParams};
 pub use constants::{GlobalSmoothness, Smoothness};
 pub use dist_fw::{Bcfw, BcfwParams, DistDpFw, DistDpFwParams};
-pub use dp_cd::{DpCd, DpCdParams};
+pub use dp_cd::{AdaptiveClipping, DpCd, DpCdParams};
 pub use dp_fw::{DpFw, DpFwParams};
 pub use dp_gcd::{DpGcd, DpGcdParams};
 pub use dp_scd::{DpScd, DpScdParams, DualNoise};

@@ -67,8 +67,11 @@ fn dp_cd_reports_its_ledger() {
         for smoothness in [
             Smoothness::Given(Tagged::public(vec![2.0; 4])),
             Smoothness::Given(estimated(vec![2.0; 4])),
+            Smoothness::private_bounded(None, Some(Tagged::public(2.0))),
+            Smoothness::private_bounded(Some(Tagged::public(vec![1.0; 4])), None),
         ] {
-            let priced = matches!(&smoothness, Smoothness::Given(t) if !matches!(t.provenance, Provenance::PublicBound));
+            let priced = smoothness.is_private_estimate()
+                || matches!(&smoothness, Smoothness::Given(t) if !matches!(t.provenance, Provenance::PublicBound));
             let fit = DpCdParams::new(Squared::full(), L1::new(0.01).unwrap())
                 .epsilon(1.0)
                 .delta(DELTA)
@@ -100,24 +103,69 @@ fn dp_sgd_reports_its_ledger() {
         (Accounting::Exact, Accountant::Rdp(RdpConversion::Improved)),
         (Accounting::Paper, Accountant::Rdp(RdpConversion::Mironov)),
     ] {
-        let fit = DpSgdParams::new(Squared::full(), L1::new(0.01).unwrap())
+        for smoothness in [
+            GlobalSmoothness::Given(estimated(2.0)),
+            GlobalSmoothness::private(Tagged::public(2.0)),
+        ] {
+            let private = matches!(smoothness, GlobalSmoothness::Private { .. });
+            let fit = DpSgdParams::new(Squared::full(), L1::new(0.01).unwrap())
+                .epsilon(1.0)
+                .delta(DELTA)
+                .passes(2)
+                .batch_size(30)
+                .clip(1.0)
+                .accounting(accounting)
+                .smoothness(smoothness)
+                .build()
+                .unwrap()
+                .fit_seeded(&data, 4)
+                .unwrap();
+            check(
+                &fit,
+                accountant,
+                accounting == Accounting::Exact,
+                &format!("dp-sgd {accounting:?} {private}"),
+            );
+            let privacy = fit.privacy().unwrap();
+            if private {
+                // One pure-DP release of 10 % of epsilon, first; beta in (0, c R^2].
+                assert!(matches!(
+                    &privacy.ledger.entries()[0],
+                    dp_accounting::ledger::Charge::PureDp { epsilon, count: 1, .. }
+                        if (*epsilon - 0.1).abs() < 1e-12
+                ));
+                let SolverPlan::DpSgd(plan) = &privacy.plan else {
+                    panic!("not a DP-SGD plan")
+                };
+                assert!(plan.beta > 0.0 && plan.beta <= 8.0, "{}", plan.beta);
+                assert!(!privacy.uses_non_private_constants);
+            }
+        }
+    }
+    // A data-derived bound needs the opt-in; add/remove is refused.
+    for (smoothness, adjacency) in [
+        (
+            GlobalSmoothness::private(Tagged::data_non_private(2.0)),
+            Adjacency::ReplaceOne,
+        ),
+        (
+            GlobalSmoothness::private(Tagged::public(2.0)),
+            Adjacency::AddRemove,
+        ),
+    ] {
+        let r = DpSgdParams::new(Squared::full(), L1::new(0.01).unwrap())
             .epsilon(1.0)
             .delta(DELTA)
             .passes(2)
             .batch_size(30)
             .clip(1.0)
-            .accounting(accounting)
-            .smoothness(GlobalSmoothness::Given(estimated(2.0)))
+            .adjacency(adjacency)
+            .public_n(300)
+            .smoothness(smoothness)
             .build()
             .unwrap()
-            .fit_seeded(&data, 4)
-            .unwrap();
-        check(
-            &fit,
-            accountant,
-            accounting == Accounting::Exact,
-            &format!("dp-sgd {accounting:?}"),
-        );
+            .fit_seeded(&data, 4);
+        assert!(r.is_err(), "{adjacency:?}");
     }
 }
 
@@ -213,6 +261,176 @@ fn dp_gcd_estimates_its_constants_privately() {
         err.to_string().contains("allow_non_private_constants"),
         "{err}"
     );
+}
+
+/// The one-release estimate from row bounds, in DP-CD and DP-GCD: one pure-DP charge of
+/// the budget fraction before the releases, the optimisation calibrated on the rest, the
+/// reported guarantee the ledger's.
+#[test]
+fn private_bounded_constants_are_charged_first() {
+    let data = regression(300, 4);
+    let smoothness = Smoothness::PrivateBounded {
+        feature_bounds: Some(Tagged::public(vec![1.0; 4])),
+        row_norm_bound: Some(Tagged::public(2.0)),
+        budget_fraction: 0.2,
+        failure_probability: Some(0.1),
+    };
+    let first_charge = |fit: &Fitted| match &fit.privacy().unwrap().ledger.entries()[0] {
+        dp_accounting::ledger::Charge::PureDp {
+            epsilon, count: 1, ..
+        } => *epsilon,
+        c => panic!("first charge {c:?}"),
+    };
+    let fit = DpCdParams::new(Squared::full(), L1::new(0.01).unwrap())
+        .epsilon(1.0)
+        .delta(DELTA)
+        .passes(3)
+        .clip(1.0)
+        .accounting(Accounting::Exact)
+        .smoothness(smoothness.clone())
+        .build()
+        .unwrap()
+        .fit_seeded(&data, 4)
+        .unwrap();
+    check(&fit, Accountant::Gdp, true, "dp-cd private bounded");
+    assert!((first_charge(&fit) - 0.2).abs() < 1e-12);
+    let privacy = fit.privacy().unwrap();
+    assert!(!privacy.uses_non_private_constants);
+    let SolverPlan::DpCd(plan) = &privacy.plan else {
+        panic!("not a DP-CD plan")
+    };
+    // Ceiling c min(b_j^2, R^2) = 2 (squared loss with c = 2), floor 1e-6 of it.
+    for &m in &plan.smoothness {
+        assert!((2e-6..=2.0).contains(&m), "{m}");
+    }
+    assert!(matches!(
+        plan.smoothness_provenance,
+        Provenance::PrivatelyEstimated { epsilon } if (epsilon - 0.2).abs() < 1e-12
+    ));
+    let fit = dp_gcd::DpGcdParams::new(Squared::half(), L1::new(0.01).unwrap())
+        .epsilon(1.0)
+        .delta(DELTA)
+        .passes(5)
+        .rule(SelectionRule::GsR)
+        .smoothness(smoothness)
+        .build()
+        .unwrap()
+        .fit_seeded(&data, 4)
+        .unwrap();
+    check(
+        &fit,
+        Accountant::Composition(CompositionMethod::Advanced),
+        true,
+        "dp-gcd private bounded",
+    );
+    assert!((first_charge(&fit) - 0.2).abs() < 1e-12);
+    // Bounds from the data need the opt-in; no bound at all is refused at build.
+    let err = DpCdParams::new(Squared::full(), L1::new(0.01).unwrap())
+        .epsilon(1.0)
+        .delta(DELTA)
+        .passes(3)
+        .clip(1.0)
+        .smoothness(Smoothness::private_bounded(
+            None,
+            Some(Tagged::data_non_private(2.0)),
+        ))
+        .build()
+        .unwrap()
+        .fit_seeded(&data, 4)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("allow_non_private_constants"),
+        "{err}"
+    );
+    assert!(DpCdParams::new(Squared::full(), L1::new(0.01).unwrap())
+        .epsilon(1.0)
+        .delta(DELTA)
+        .passes(3)
+        .clip(1.0)
+        .smoothness(Smoothness::private_bounded(None, None))
+        .build()
+        .is_err());
+}
+
+/// Adaptive clipping (a private quantile search before the fit): its Gaussian
+/// releases are in the ledger before the optimisation's, and the reported epsilon is
+/// the whole ledger's, under both accountings and with private constants as well.
+#[test]
+fn dp_cd_adaptive_clipping_reports_its_ledger() {
+    let data = regression(300, 4);
+    let cfg = AdaptiveClipping {
+        quantile: 0.9,
+        rounds: 10,
+        budget_fraction: 0.1,
+        range: (1e-4, 1e2),
+    };
+    for (accounting, accountant) in [
+        (Accounting::Exact, Accountant::Gdp),
+        (Accounting::Paper, Accountant::Rdp(RdpConversion::Mironov)),
+    ] {
+        for smoothness in [
+            Smoothness::Given(Tagged::public(vec![2.0; 4])),
+            Smoothness::private_bounded(None, Some(Tagged::public(2.0))),
+        ] {
+            let fit = DpCdParams::new(Squared::full(), L1::new(0.01).unwrap())
+                .epsilon(1.0)
+                .delta(DELTA)
+                .passes(3)
+                .clip(2.0)
+                .accounting(accounting)
+                .smoothness(smoothness.clone())
+                .adaptive_clipping(Some(cfg))
+                .build()
+                .unwrap()
+                .fit_seeded(&data, 4)
+                .unwrap();
+            let label = format!(
+                "adaptive {accounting:?} {}",
+                smoothness.is_private_estimate()
+            );
+            check(&fit, accountant, true, &label);
+            let privacy = fit.privacy().unwrap();
+            // z = z1 sqrt(rounds / fraction), z1 the one-release GDP multiplier of the
+            // whole target (computed independently here).
+            let z1 = dp_accounting::calibrate::calibrate_sigma(
+                &dp_accounting::calibrate::Plan {
+                    mechanism: dp_accounting::calibrate::PlanMechanism::Gaussian,
+                    steps: 1,
+                    accountant: Accountant::Gdp,
+                },
+                dp_accounting::Epsilon::new(1.0).unwrap(),
+                Delta::new(DELTA).unwrap(),
+            )
+            .unwrap()
+            .noise_multiplier;
+            let search = dp_accounting::ledger::Charge::Gaussian {
+                noise_multiplier: z1 * (10.0f64 / 0.1).sqrt(),
+                count: 10,
+            };
+            let at = usize::from(smoothness.is_private_estimate());
+            assert_eq!(privacy.ledger.entries()[at], search, "{label}");
+            let SolverPlan::DpCd(plan) = &privacy.plan else {
+                panic!("not a DP-CD plan")
+            };
+            for &c in &plan.clip_thresholds {
+                assert!((2e-4..=2e2).contains(&c), "{label}: {c}");
+            }
+            // Seeded fits reproduce bit for bit.
+            let again = DpCdParams::new(Squared::full(), L1::new(0.01).unwrap())
+                .epsilon(1.0)
+                .delta(DELTA)
+                .passes(3)
+                .clip(2.0)
+                .accounting(accounting)
+                .smoothness(smoothness)
+                .adaptive_clipping(Some(cfg))
+                .build()
+                .unwrap()
+                .fit_seeded(&data, 4)
+                .unwrap();
+            assert_eq!(again.model.coefficients, fit.model.coefficients);
+        }
+    }
 }
 
 #[test]

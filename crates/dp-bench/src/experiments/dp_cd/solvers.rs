@@ -131,7 +131,12 @@ where
         Algorithm::DpCd | Algorithm::DpCdCyclic | Algorithm::DpCdP => {
             Box::new(move |h: &Hyper, seed: u64| {
                 let smoothness = if alg == Algorithm::DpCdP {
-                    Smoothness::private(c.feature_bounds.clone())
+                    // The paper's bounds and budget fraction (10 %), estimated with one
+                    // L1 Laplace release of all M_j (half eq. 126's noise) and
+                    // post-processed into upper bounds (probability 0.95) clamped to
+                    // [1e-6, 1] x c B_j^2: eq. 126's raw estimate, floored at 1e-12 c B_j^2,
+                    // gave steps that diverged on the raw problems.
+                    Smoothness::private_bounded(Some(c.feature_bounds.clone()), None)
                 } else {
                     Smoothness::Given(c.m.clone())
                 };
