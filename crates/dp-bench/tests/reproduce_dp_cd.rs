@@ -144,3 +144,41 @@ fn same_seed_same_summary() {
     // Runs execute in parallel in any order; the results must not depend on it.
     assert_eq!(run("det-a"), run("det-b"));
 }
+
+/// The DP-SCD row (the DP-CD paper's Fig. 1 baseline) runs on raw Electricity only, at
+/// every budget, tuned over its own grid (`L` on the step axis, `C`), without failures.
+#[test]
+fn dp_scd_row_on_raw_electricity() {
+    let out = temp_dir("dp-cd-scd");
+    let mut settings = Settings::for_profile(Profile::Smoke);
+    settings.problems = vec![ProblemName::ElectricityRaw];
+    let config = ExperimentConfig {
+        profile: Profile::Smoke,
+        out_dir: out.clone(),
+        seed: 3,
+        progress: ProgressMode::Silent,
+    };
+    run_with(&config, &settings).unwrap();
+    let text = std::fs::read_to_string(out.join("dp-cd/summary.json")).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+    let summary: Summary<Record> = serde_json::from_str(&text).unwrap();
+    let scd: Vec<&Record> = summary
+        .records
+        .iter()
+        .filter(|r| r.algorithm == Algorithm::DpScd.as_str())
+        .collect();
+    assert_eq!(scd.len(), settings.passes.len());
+    for r in scd {
+        assert_eq!(r.failed_runs, 0, "{r:?}");
+        assert_eq!(r.diverged_runs, 0, "{r:?}");
+        let on_grid = |grid: &[f64], v: f64| grid.iter().any(|g| (g - v).abs() <= 1e-12 * g);
+        assert!(on_grid(&settings.scd_batches, r.step), "{r:?}");
+        assert!(on_grid(&settings.scd_clips, r.clip), "{r:?}");
+        let mean = r.rel_error_mean.unwrap();
+        assert!(mean.is_finite() && mean > -1e-8, "{r:?}");
+    }
+    assert!(!variants(ProblemName::CaliforniaStd).contains(&(
+        Algorithm::DpScd,
+        dp_bench::experiments::dp_cd::Accounting::Paper
+    )));
+}

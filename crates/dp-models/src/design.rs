@@ -97,6 +97,11 @@ pub trait Design: Send + Sync {
     fn row_axpy(&self, i: usize, a: f64, out: &mut [f64]) {
         self.for_each_in_row(i, |j, x| out[j] += a * x);
     }
+    /// A hint that row `i` will be read soon (random-order row methods such as dual
+    /// coordinate ascent call it one row ahead). It must not change any result; the
+    /// default does nothing.
+    #[inline]
+    fn prefetch_row(&self, _i: usize) {}
     /// `||x_i||_2^2`.
     fn row_sq_norm(&self, i: usize) -> f64 {
         let mut s = 0.0;
@@ -390,6 +395,24 @@ impl Design for DenseDesign {
         for (o, &x) in out.iter_mut().zip(self.row(i)) {
             *o += a * x;
         }
+    }
+    /// Prefetches every 64-byte cache line of row `i` (x86-64: `prefetcht0` through the
+    /// safe wrappers of `safe_arch`; elsewhere a no-op). A hint only: results are
+    /// unchanged.
+    #[inline]
+    fn prefetch_row(&self, i: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let row = self.row(i);
+            for x in row.iter().step_by(8) {
+                safe_arch::prefetch_t0(x);
+            }
+            if let Some(last) = row.last() {
+                safe_arch::prefetch_t0(last);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
     }
 }
 

@@ -119,9 +119,12 @@ pub(crate) struct DualLoop {
 
 /// Scratch buffers of the engine (allocated once per fit).
 pub(crate) struct DualScratch {
-    /// A permutation of `0..n` (the first `L` entries are the batch).
+    /// A permutation of `0..n`; after [`draw_batch`] its first `L` entries are the
+    /// next batch (drawn one step ahead, so that its rows can be prefetched).
     pub perm: Vec<usize>,
-    /// The summed update of `v` (independent updates).
+    /// The batch being processed (a copy of `perm[..L]` taken before the next draw).
+    pub batch: Vec<usize>,
+    /// The summed update of `v` (independent updates with `L > 1`).
     pub dv: Vec<f64>,
     /// The batch's steps (independent updates).
     pub zeta: Vec<f64>,
@@ -131,13 +134,39 @@ impl DualScratch {
     pub(crate) fn new(n: usize, p: usize, batch: usize) -> Self {
         Self {
             perm: (0..n).collect(),
+            batch: vec![0; batch],
             dv: vec![0.0; p],
             zeta: vec![0.0; batch],
         }
     }
 }
 
+/// A uniformly random `b`-subset into `perm[..b]`: the first `b` draws of a Fisher-Yates
+/// shuffle of the current permutation.
+#[inline]
+fn draw_batch<R: Rng + ?Sized>(perm: &mut [usize], b: usize, rng: &mut R) {
+    let n = perm.len();
+    for k in 0..b {
+        let r = rng.random_range(k..n);
+        perm.swap(k, r);
+    }
+}
+
+/// How many rows ahead of the one being processed the engine prefetches (the rows are
+/// read in random order, so the hardware prefetcher cannot guess them; a few steps of
+/// work hide a cache miss).
+const AHEAD: usize = 8;
+
 /// Runs steps `first..first + steps` of the dual coordinate method (no allocation).
+///
+/// The batches are drawn from `sample_rng` with the same draws, in the same order, as
+/// drawing each at the start of its step; draws are only made earlier (never past the
+/// last step), so that the rows `AHEAD` places ahead in the processing order can be
+/// prefetched ([`Design::prefetch_row`]). The noise has its own generator, so its draws
+/// are unchanged too. With `L = 1` the independent and the sequential updates are the
+/// same computation, and the step is added to `v` directly (the same floating-point
+/// operations as going through the zeroed buffer `dv`: `0 + a = a`, and `v` never
+/// holds `-0.0`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_dual<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>(
     prob: &DualProblem<'_, D, L>,
@@ -147,9 +176,91 @@ pub(crate) fn run_dual<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>
     first: u64,
     steps: u64,
     sample_rng: &mut R,
+    noise: Option<&mut StateNoise<'_, N>>,
+) {
+    if steps == 0 {
+        return;
+    }
+    if lp.batch == 1 {
+        run_single(
+            prob, lp.clip, state, scratch, first, steps, sample_rng, noise,
+        );
+    } else {
+        run_batched(prob, lp, state, scratch, first, steps, sample_rng, noise);
+    }
+}
+
+/// One coordinate step on record `j` from the current `(alpha, v)`, bounded by `c`.
+#[inline(always)]
+fn dual_step<D: Design, L: DualLoss>(
+    prob: &DualProblem<'_, D, L>,
+    scale: f64,
+    c: f64,
+    alpha_j: f64,
+    v: &[f64],
+    j: usize,
+) -> f64 {
+    let p = prob.x.row_dot(j, v) * prob.inv_lambda_n;
+    let k = scale * prob.sq_norms[j] * prob.inv_lambda_n;
+    prob.loss.dual_step(alpha_j, p, prob.y[j], k).clamp(-c, c)
+}
+
+/// `L = 1`: the record of each step is drawn up to `AHEAD` steps early into a ring.
+#[allow(clippy::too_many_arguments)]
+fn run_single<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>(
+    prob: &DualProblem<'_, D, L>,
+    c: f64,
+    state: &mut DualState,
+    scratch: &mut DualScratch,
+    first: u64,
+    steps: u64,
+    sample_rng: &mut R,
     mut noise: Option<&mut StateNoise<'_, N>>,
 ) {
-    let n = scratch.perm.len();
+    let DualState { alpha, v } = state;
+    let perm = &mut scratch.perm;
+    let mut ring = [0usize; AHEAD];
+    let mut drawn = 0u64;
+    let mut draw = |drawn: &mut u64, ring: &mut [usize; AHEAD]| {
+        draw_batch(perm, 1, sample_rng);
+        let j = perm[0];
+        ring[(*drawn % AHEAD as u64) as usize] = j;
+        prob.x.prefetch_row(j);
+        *drawn += 1;
+    };
+    while drawn < steps.min(AHEAD as u64) {
+        draw(&mut drawn, &mut ring);
+    }
+    for (i, t) in (first..first + steps).enumerate() {
+        let j = ring[i % AHEAD];
+        if drawn < steps {
+            // Overwrites slot `i % AHEAD`, already read.
+            draw(&mut drawn, &mut ring);
+        }
+        if let Some(nz) = noise.as_deref_mut() {
+            nz.catch_up(j, t, &mut alpha[j]);
+        }
+        let z = dual_step(prob, 1.0, c, alpha[j], v, j);
+        alpha[j] += z;
+        prob.x.row_axpy(j, z, v);
+        if let Some(nz) = noise.as_deref_mut() {
+            nz.after_batch(std::slice::from_ref(&j), alpha, v);
+        }
+    }
+}
+
+/// `L > 1`: the next batch is drawn one step early, into `perm[..L]`.
+#[allow(clippy::too_many_arguments)]
+fn run_batched<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>(
+    prob: &DualProblem<'_, D, L>,
+    lp: DualLoop,
+    state: &mut DualState,
+    scratch: &mut DualScratch,
+    first: u64,
+    steps: u64,
+    sample_rng: &mut R,
+    mut noise: Option<&mut StateNoise<'_, N>>,
+) {
     let b = lp.batch;
     let c = lp.clip;
     let scale = match lp.updates {
@@ -157,40 +268,57 @@ pub(crate) fn run_dual<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>
         BatchUpdates::Sequential => 1.0,
     };
     let DualState { alpha, v } = state;
-    for t in first..first + steps {
-        // A uniformly random b-subset: the first b draws of a Fisher-Yates shuffle.
-        for k in 0..b {
-            let r = sample_rng.random_range(k..n);
-            scratch.perm.swap(k, r);
+    let DualScratch {
+        perm,
+        batch,
+        dv,
+        zeta,
+    } = scratch;
+    let last = first + steps - 1;
+    draw_batch(perm, b, sample_rng);
+    for &j in perm[..b.min(AHEAD)].iter() {
+        prob.x.prefetch_row(j);
+    }
+    for t in first..=last {
+        batch.copy_from_slice(&perm[..b]);
+        let has_next = t < last;
+        if has_next {
+            draw_batch(perm, b, sample_rng);
         }
-        let batch = &scratch.perm[..b];
+        // The row `AHEAD` places after `batch[s]` in the processing order.
+        let prefetch_after = |s: usize| {
+            let a = s + AHEAD;
+            if a < b {
+                prob.x.prefetch_row(batch[a]);
+            } else if has_next && a - b < b {
+                prob.x.prefetch_row(perm[a - b]);
+            }
+        };
         if let Some(nz) = noise.as_deref_mut() {
-            for &j in batch {
+            for &j in batch.iter() {
                 nz.catch_up(j, t, &mut alpha[j]);
             }
         }
         match lp.updates {
             BatchUpdates::Independent => {
-                scratch.dv.iter_mut().for_each(|d| *d = 0.0);
-                for (slot, &j) in batch.iter().enumerate() {
-                    let p = prob.x.row_dot(j, v) * prob.inv_lambda_n;
-                    let k = scale * prob.sq_norms[j] * prob.inv_lambda_n;
-                    let z = prob.loss.dual_step(alpha[j], p, prob.y[j], k).clamp(-c, c);
-                    scratch.zeta[slot] = z;
-                    prob.x.row_axpy(j, z, &mut scratch.dv);
+                dv.iter_mut().for_each(|d| *d = 0.0);
+                for (s, &j) in batch.iter().enumerate() {
+                    prefetch_after(s);
+                    let z = dual_step(prob, scale, c, alpha[j], v, j);
+                    zeta[s] = z;
+                    prob.x.row_axpy(j, z, dv);
                 }
-                for (&j, &z) in batch.iter().zip(&scratch.zeta) {
+                for (&j, &z) in batch.iter().zip(zeta.iter()) {
                     alpha[j] += z;
                 }
-                for (vi, &d) in v.iter_mut().zip(&scratch.dv) {
+                for (vi, &d) in v.iter_mut().zip(dv.iter()) {
                     *vi += d;
                 }
             }
             BatchUpdates::Sequential => {
-                for &j in batch {
-                    let p = prob.x.row_dot(j, v) * prob.inv_lambda_n;
-                    let k = prob.sq_norms[j] * prob.inv_lambda_n;
-                    let z = prob.loss.dual_step(alpha[j], p, prob.y[j], k).clamp(-c, c);
+                for (s, &j) in batch.iter().enumerate() {
+                    prefetch_after(s);
+                    let z = dual_step(prob, scale, c, alpha[j], v, j);
                     alpha[j] += z;
                     prob.x.row_axpy(j, z, v);
                 }
@@ -252,31 +380,49 @@ pub(crate) fn check_batch(batch: u64, n: usize) -> Result<usize> {
     Ok(batch as usize)
 }
 
-/// `(P(w), P(w) - D(alpha))` with `w` the returned model and `D` evaluated at `alpha` with
-/// `X^T alpha` recomputed into `u` (length `p`): a valid upper bound on `P(w) - P*` by
-/// weak duality, whatever rounding the maintained `v` accumulated.
+/// `(P(w), P(w) - D(alpha))` with `w` the returned model, `P(w)` evaluated from
+/// `z = X w` (computed into `z`, length `n`; the same value as the fit's reported
+/// objective) and `D` evaluated at `alpha` with `X^T alpha` recomputed into `u` (length
+/// `p`): a valid upper bound on `P(w) - P*` by weak duality, whatever rounding the
+/// maintained `v` accumulated.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn duality_gap<D: Design, L: DualLoss>(
+    x: &D,
+    y: &[f64],
+    loss: &L,
+    penalty: &L2,
+    alpha: &[f64],
+    w: &[f64],
+    z: &mut [f64],
+    u: &mut [f64],
+) -> (f64, f64) {
+    x.matvec(w, z);
+    let p_val = objective_from_predictor(loss, penalty, w, z, y);
+    (
+        p_val,
+        p_val - dual_value(x, y, loss, penalty.lambda(), alpha, u),
+    )
+}
+
+/// `D(alpha) = -(1/n) sum_i phi_i*(-alpha_i) - ||X^T alpha||^2 / (2 lambda n^2)`, with
+/// `X^T alpha` computed into `u`.
+fn dual_value<D: Design, L: DualLoss>(
     x: &D,
     y: &[f64],
     loss: &L,
     lambda: f64,
     alpha: &[f64],
-    w: &[f64],
     u: &mut [f64],
-) -> (f64, f64) {
+) -> f64 {
     let n = alpha.len() as f64;
-    let mut primal = 0.0;
-    let mut dual_loss = 0.0;
-    for (i, (&a, &yi)) in alpha.iter().zip(y).enumerate() {
-        primal += loss.value(x.row_dot(i, w), yi);
-        dual_loss += loss.dual_loss(a, yi);
-    }
+    let dual_loss: f64 = alpha
+        .iter()
+        .zip(y)
+        .map(|(&a, &yi)| loss.dual_loss(a, yi))
+        .sum();
     x.matvec_t(alpha, u);
-    let w2: f64 = w.iter().map(|t| t * t).sum();
     let u2: f64 = u.iter().map(|t| t * t).sum();
-    let p_val = primal / n + 0.5 * lambda * w2;
-    let d_val = -dual_loss / n - u2 / (2.0 * lambda * n * n);
-    (p_val, p_val - d_val)
+    -dual_loss / n - u2 / (2.0 * lambda * n * n)
 }
 
 /// Builder of SDCA. Required: `passes`.
@@ -424,6 +570,7 @@ impl<L: DualLoss> Sdca<L> {
         let mut scratch = DualScratch::new(n, p, batch);
         let mut w = vec![0.0; p];
         let mut u = vec![0.0; p];
+        let mut z = vec![0.0; n];
         let mut trajectory = Vec::new();
         let mut gap = None;
         let mut steps = 0u64;
@@ -446,9 +593,10 @@ impl<L: DualLoss> Sdca<L> {
                     data.x(),
                     data.y(),
                     &self.loss,
-                    lambda,
+                    &self.penalty,
                     &state.alpha,
                     &w,
+                    &mut z,
                     &mut u,
                 );
                 if self.record_gap {
@@ -465,23 +613,13 @@ impl<L: DualLoss> Sdca<L> {
         primal_of(&state.v, prob.inv_lambda_n, &mut w);
         let seconds = start.elapsed().as_secs_f64();
         check_finite("SDCA", &w, "the problem is too badly scaled for this data")?;
-        if gap.is_none() {
-            gap = Some(
-                duality_gap(
-                    data.x(),
-                    data.y(),
-                    &self.loss,
-                    lambda,
-                    &state.alpha,
-                    &w,
-                    &mut u,
-                )
-                .1,
-            );
-        }
-        let mut z = vec![0.0; n];
+        // One product `z = X w` serves the objective and the gap's primal value.
         data.x().matvec(&w, &mut z);
         let objective = objective_from_predictor(&self.loss, &self.penalty, &w, &z, data.y());
+        if gap.is_none() {
+            let d = dual_value(data.x(), data.y(), &self.loss, lambda, &state.alpha, &mut u);
+            gap = Some(objective - d);
+        }
         Ok(Fitted {
             model: LinearModel {
                 algorithm: "sdca".into(),

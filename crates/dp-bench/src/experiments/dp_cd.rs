@@ -144,6 +144,13 @@ pub enum Algorithm {
     /// Non-private randomized proximal CD (DP-CD's twin: no clipping, no noise), same
     /// sampling and step rule: a diagnostic baseline that is not in the paper.
     Cd,
+    /// DP-SCD (Damaskinos et al., AAAI 2021), the baseline of the DP-CD paper's Fig. 1, on
+    /// raw Electricity only (logistic + l2). Its privacy argument needs rows of L2 norm at
+    /// most 1: every row is divided by the public bound `ELECTRICITY_RAW_ROW_BOUND` and
+    /// `lambda` by its square, the same objective in the rescaled coordinates
+    /// (`w = w' / B`). Tuned over the mini-batch size `L` (carried on the runner's step
+    /// axis: the record's `step` is `L`) and the clipping threshold `C`.
+    DpScd,
 }
 
 impl Algorithm {
@@ -155,6 +162,7 @@ impl Algorithm {
             Algorithm::DpCdP => "dp-cd-p",
             Algorithm::DpSgd => "dp-sgd",
             Algorithm::Cd => "cd",
+            Algorithm::DpScd => "dp-scd",
         }
     }
 }
@@ -193,6 +201,9 @@ pub fn variants(problem: ProblemName) -> Vec<(Algorithm, Accounting)> {
         v.push((Algorithm::DpCdP, Accounting::Paper));
     }
     v.push((Algorithm::DpSgd, Accounting::Paper));
+    if problem == ProblemName::ElectricityRaw {
+        v.push((Algorithm::DpScd, Accounting::Paper));
+    }
     v.push((Algorithm::Cd, Accounting::None));
     v
 }
@@ -208,6 +219,10 @@ pub struct Settings {
     pub cd_clips: Vec<f64>,
     /// DP-SGD clipping thresholds (per-example L2).
     pub sgd_clips: Vec<f64>,
+    /// DP-SCD mini-batch sizes `L` (raw Electricity only).
+    pub scd_batches: Vec<f64>,
+    /// DP-SCD clipping thresholds `C` (bounds on a dual step; at most 1 for the logistic loss).
+    pub scd_clips: Vec<f64>,
     /// Passes.
     pub passes: Vec<u64>,
     /// Tuning runs per grid point.
@@ -237,6 +252,8 @@ impl Settings {
                 sgd_steps,
                 cd_clips: clips.clone(),
                 sgd_clips: clips,
+                scd_batches: vec![10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0],
+                scd_clips: vec![0.01, 0.03, 0.1, 0.3, 1.0],
                 passes: PASSES.to_vec(),
                 tuning_runs: 5,
                 final_runs: 10,
@@ -253,6 +270,8 @@ impl Settings {
                     &[11, 17, 22, 28, 33, 39, 44, 50, 55, 61, 66, 72, 77, 83, 88],
                 ),
                 sgd_clips: pick(&clips, &[22, 33, 44, 55, 66, 77]),
+                scd_batches: vec![10.0, 100.0, 1000.0],
+                scd_clips: vec![0.01, 0.1, 1.0],
                 passes: PASSES.to_vec(),
                 tuning_runs: 1,
                 final_runs: 4,
@@ -263,6 +282,8 @@ impl Settings {
                 sgd_steps: vec![sgd_steps[6]],
                 cd_clips: vec![clips[44], clips[66]],
                 sgd_clips: vec![clips[44]],
+                scd_batches: vec![100.0],
+                scd_clips: vec![0.1],
                 passes: vec![2],
                 tuning_runs: 1,
                 final_runs: 2,
@@ -323,7 +344,7 @@ pub fn load_problem(name: ProblemName) -> Result<Problem> {
     let model = name.model();
     let (w_star, certificate) = solvers::reference(&data, model)
         .with_context(|| format!("certified optimum of {}", name.as_str()))?;
-    let constants = solvers::constants_of(&data, model)?;
+    let constants = solvers::constants_of(&data, name, model)?;
     let mut p = Problem {
         name,
         data,
@@ -519,6 +540,7 @@ fn parse_algorithm(s: &str) -> Option<Algorithm> {
         Algorithm::DpCdP,
         Algorithm::DpSgd,
         Algorithm::Cd,
+        Algorithm::DpScd,
     ]
     .into_iter()
     .find(|a| a.as_str() == s)
@@ -652,6 +674,8 @@ fn build_tasks<'a>(p: &'a Problem, settings: &Settings) -> Result<Vec<Task<'a>>>
             Algorithm::DpSgd => (settings.sgd_steps.clone(), settings.sgd_clips.clone()),
             // The non-private twin has no clipping: a one-point axis the solver ignores.
             Algorithm::Cd => (settings.cd_steps.clone(), vec![1.0]),
+            // The step axis carries DP-SCD's mini-batch size L (it has no step size).
+            Algorithm::DpScd => (settings.scd_batches.clone(), settings.scd_clips.clone()),
             _ => (settings.cd_steps.clone(), settings.cd_clips.clone()),
         };
         let fit = solvers::fit_fn(p, c, alg, acc)?;
@@ -705,6 +729,7 @@ pub fn write_figures(dir: &Path, records: &[Record]) -> Result<()> {
                         "dp-cd-p" => (44, 160, 44),
                         "dp-sgd" => (214, 39, 40),
                         "cd (non-private)" => (110, 110, 110),
+                        "dp-scd" => (140, 86, 75),
                         _ => (127, 127, 127),
                     }),
                     label,

@@ -175,6 +175,8 @@ pub struct Hyper {
     pub clip: f64,
     /// Step size `eta` (0 for the coordinate methods).
     pub step: f64,
+    /// Epochs (passes) of the run.
+    pub epochs: u64,
 }
 
 /// Grids and run counts of a profile.
@@ -182,8 +184,12 @@ pub struct Hyper {
 pub struct Settings {
     /// Epsilons of Fig. 1.
     pub epsilons: Vec<f64>,
-    /// Epochs (passes) of every tuned run.
+    /// Epochs (passes) of the non-private runs and of Fig. 3; the largest of the
+    /// private methods' epoch grid.
     pub epochs: u64,
+    /// Epoch budgets the private methods are tuned over (the noise grows with the
+    /// number of steps at a fixed epsilon, so fewer epochs can be better).
+    pub tune_epochs: Vec<u64>,
     /// Mini-batch sizes `L` (DP-SCD, SEQDP-SCD, DP-SGD, SGD).
     pub batches: Vec<u64>,
     /// Bounds `C` of DP-SCD and SEQDP-SCD.
@@ -213,6 +219,7 @@ impl Settings {
             Profile::Paper => Self {
                 epsilons: vec![0.1, 0.5, 1.0, 5.0, 10.0],
                 epochs: 50,
+                tune_epochs: vec![1, 5, 20, 50],
                 batches: vec![10, 30, 100, 300, 1000, 3000, 10_000],
                 scd_clips: vec![0.01, 0.05, 0.1, 0.5, 1.0, 5.0],
                 sgd_clips: vec![0.01, 0.05, 0.1, 0.5, 1.0, 5.0],
@@ -227,8 +234,9 @@ impl Settings {
             Profile::Quick => Self {
                 epsilons: vec![0.1, 0.5, 1.0, 5.0, 10.0],
                 epochs: 20,
+                tune_epochs: vec![1, 5, 20],
                 batches: vec![10, 100, 1000],
-                scd_clips: vec![0.1, 0.5, 1.0],
+                scd_clips: vec![0.01, 0.03, 0.1, 0.5, 1.0],
                 sgd_clips: vec![0.1, 1.0],
                 steps: vec![0.01, 0.1, 1.0],
                 final_runs: 3,
@@ -241,6 +249,7 @@ impl Settings {
             Profile::Smoke => Self {
                 epsilons: vec![1.0],
                 epochs: 2,
+                tune_epochs: vec![2],
                 batches: vec![100],
                 scd_clips: vec![0.5],
                 sgd_clips: vec![1.0],
@@ -271,44 +280,59 @@ impl Settings {
 
     fn grid(&self, alg: Algorithm) -> Vec<Hyper> {
         let mut g = Vec::new();
-        match alg {
-            Algorithm::DpScd | Algorithm::DpScdPaperNoise | Algorithm::SeqDpScd => {
-                for &batch in &self.batches {
-                    for &clip in &self.scd_clips {
-                        g.push(Hyper {
-                            batch,
-                            clip,
-                            step: 0.0,
-                        });
-                    }
-                }
-            }
-            Algorithm::DpSgd => {
-                for &batch in &self.batches {
-                    for &clip in &self.sgd_clips {
-                        for &step in &self.steps {
-                            g.push(Hyper { batch, clip, step });
+        let epochs = if alg.private() {
+            self.tune_epochs.clone()
+        } else {
+            vec![self.epochs]
+        };
+        for &epochs in &epochs {
+            match alg {
+                Algorithm::DpScd | Algorithm::DpScdPaperNoise | Algorithm::SeqDpScd => {
+                    for &batch in &self.batches {
+                        for &clip in &self.scd_clips {
+                            g.push(Hyper {
+                                batch,
+                                clip,
+                                step: 0.0,
+                                epochs,
+                            });
                         }
                     }
                 }
-            }
-            Algorithm::Sgd => {
-                for &batch in &self.batches {
-                    for &step in &self.steps {
-                        g.push(Hyper {
-                            batch,
-                            clip: 0.0,
-                            step,
-                        });
+                Algorithm::DpSgd => {
+                    for &batch in &self.batches {
+                        for &clip in &self.sgd_clips {
+                            for &step in &self.steps {
+                                g.push(Hyper {
+                                    batch,
+                                    clip,
+                                    step,
+                                    epochs,
+                                });
+                            }
+                        }
                     }
                 }
+                Algorithm::Sgd => {
+                    for &batch in &self.batches {
+                        for &step in &self.steps {
+                            g.push(Hyper {
+                                batch,
+                                clip: 0.0,
+                                step,
+                                epochs,
+                            });
+                        }
+                    }
+                }
+                // "SCD requires no tuning" (the paper): L = 1, no bound.
+                Algorithm::Sdca => g.push(Hyper {
+                    batch: 1,
+                    clip: 0.0,
+                    step: 0.0,
+                    epochs,
+                }),
             }
-            // "SCD requires no tuning" (the paper): L = 1, no bound.
-            Algorithm::Sdca => g.push(Hyper {
-                batch: 1,
-                clip: 0.0,
-                step: 0.0,
-            }),
         }
         g
     }
@@ -748,6 +772,39 @@ fn seed_for(
     )
 }
 
+/// Progress of one problem's fits on stderr (about every 5 %), with the time to go
+/// extrapolated from the fits done so far (the paper profile runs for hours).
+struct Progress {
+    name: String,
+    total: usize,
+    done: std::sync::atomic::AtomicUsize,
+    start: Instant,
+}
+
+impl Progress {
+    fn new(name: String, total: usize) -> Self {
+        eprintln!("dp-scd: {name}: {total} fits to run");
+        Self {
+            name,
+            total,
+            done: std::sync::atomic::AtomicUsize::new(0),
+            start: Instant::now(),
+        }
+    }
+    fn tick(&self) {
+        let k = self.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let every = (self.total / 20).max(1);
+        if k.is_multiple_of(every) || k == self.total {
+            let t = self.start.elapsed().as_secs_f64();
+            let left = t / k as f64 * self.total.saturating_sub(k) as f64;
+            eprintln!(
+                "dp-scd: {}: {k}/{} fits, {t:.0} s elapsed, about {left:.0} s to go",
+                self.name, self.total
+            );
+        }
+    }
+}
+
 /// Tunes and re-runs every (algorithm, epsilon) of one problem.
 fn run_problem(p: &Problem, s: &Settings, base: u64) -> Vec<Record> {
     let zero = vec![0.0; p.fit.n_features()];
@@ -767,14 +824,22 @@ fn run_problem(p: &Problem, s: &Settings, base: u64) -> Vec<Record> {
             }
         }
     }
+    let cells: usize = s
+        .algorithms()
+        .iter()
+        .map(|a| if a.private() { s.epsilons.len() } else { 1 })
+        .sum();
+    let progress = Progress::new(p.name(), jobs.len() + cells * s.final_runs);
     let tuned: Vec<(f64, bool)> = jobs
         .par_iter()
         .map(|j| {
             let seed = seed_for(base, p, j.alg, j.eps, j.h, "tune", 0);
-            match fit_one(p, j.alg, j.eps.unwrap_or(0.0), j.h, s.epochs, seed) {
+            let out = match fit_one(p, j.alg, j.eps.unwrap_or(0.0), j.h, j.h.epochs, seed) {
                 Ok((w, _)) => (metric(p.app, &p.valid, &w), false),
                 Err(_) => (f64::NAN, true),
-            }
+            };
+            progress.tick();
+            out
         })
         .collect();
     // Best point per (alg, eps), grid order breaking ties.
@@ -800,10 +865,12 @@ fn run_problem(p: &Problem, s: &Settings, base: u64) -> Vec<Record> {
             (0..s.final_runs)
                 .map(|r| {
                     let seed = seed_for(base, p, alg, eps, h, "final", r);
-                    match fit_one(p, alg, eps.unwrap_or(0.0), h, s.epochs, seed) {
+                    let out = match fit_one(p, alg, eps.unwrap_or(0.0), h, h.epochs, seed) {
                         Ok((w, secs)) => (metric(p.app, &p.test, &w), secs),
                         Err(_) => (f64::NAN, f64::NAN),
-                    }
+                    };
+                    progress.tick();
+                    out
                 })
                 .collect()
         })
@@ -836,7 +903,7 @@ fn run_problem(p: &Problem, s: &Settings, base: u64) -> Vec<Record> {
                 batch: h.batch,
                 clip: h.clip,
                 step: h.step,
-                epochs: s.epochs,
+                epochs: h.epochs,
                 seconds_per_run: (!secs.is_empty())
                     .then(|| Stats::of(&secs).mean)
                     .and_then(finite),
@@ -874,6 +941,7 @@ fn tuned_of(records: &[Record], problem: &str, alg: Algorithm, eps: Option<f64>)
             batch: r.batch,
             clip: r.clip,
             step: r.step,
+            epochs: r.epochs,
         })
 }
 
@@ -935,6 +1003,7 @@ fn run_fig3(p: &Problem, s: &Settings, base: u64) -> Vec<SweepPoint> {
                     batch: b,
                     clip: c,
                     step: 0.0,
+                    epochs: s.epochs,
                 });
             }
         }
@@ -1464,7 +1533,9 @@ fn render_report(
         load.1.map_or("-".into(), |l| format!("{l:.1}")),
     ));
     out.push_str(&format!(
-        "Protocol: lambda = {LAMBDA} ((lambda/2)||w||^2), delta = {DELTA}, {} epochs per run, epsilons {:?}. \
+        "Protocol: lambda = {LAMBDA} ((lambda/2)||w||^2), delta = {DELTA}, epsilons {:?}; the private methods are \
+         tuned over the epoch budgets {:?} (at a fixed epsilon the noise grows with the number of steps), the \
+         non-private ones run {} epochs. \
          Every design is MaxAbs-scaled (fitted on the fit split) and every row normalised to L2 norm 1 (DP-SCD's \
          sensitivity needs ||x_i|| <= 1; normalising a row reads no other record); Adult's five integer columns are \
          standardised first, its categoricals one-hot encoded (first level dropped), `fnlwgt` and `education` dropped \
@@ -1477,7 +1548,7 @@ fn render_report(
          Accounting: the moments accountant (RDP at the integer orders 2..=129) for every private method, replace-one \
          adjacency for all (DP-SCD's sensitivity is then 2 sqrt(2) C, twice the paper's add/remove sqrt(2) C; \
          DP-SGD's 2C).\n\n",
-        s.epochs, s.epsilons, s.batches, s.scd_clips, s.sgd_clips, s.steps, s.final_runs
+        s.epsilons, s.tune_epochs, s.epochs, s.batches, s.scd_clips, s.sgd_clips, s.steps, s.final_runs
     ));
     out.push_str(
         "**Noise on the dual variables.** DP-SCD and SEQDP-SCD use `DualNoise::EveryRecord` (the default): every \
