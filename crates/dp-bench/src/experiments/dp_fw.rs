@@ -310,7 +310,7 @@ pub fn sketch_dim_for(s: &Settings, n: usize, t: u64, delta: f64) -> usize {
     m.min(cap).max(1.0) as usize
 }
 
-/// The synthetic LASSO (Lou & Cheung's Eq. 12 in the validation protocol): `A_rj` uniform
+/// The synthetic LASSO of the experiment (Lou & Cheung's Eq. 12): `A_rj` uniform
 /// on `{-1, +1}`, `x*` with [`SUPPORT`] non-zeros of random signs and `||x*||_1 = eta`,
 /// `y = clip(A x* + N(0, 0.1^2), -1, 1)`. Public bounds `|A_rj| <= 1`, `|y_r| <= 1` hold
 /// by construction.
