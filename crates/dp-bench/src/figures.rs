@@ -74,6 +74,9 @@ pub struct ErrorFigure {
     pub series: Vec<Series>,
 }
 
+/// Width in pixels of the legend column of [`ErrorFigure::to_svg_legend_right`].
+const LEGEND_WIDTH: u32 = 250;
+
 const COLORS: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -86,6 +89,15 @@ const COLORS: [RGBColor; 6] = [
 impl ErrorFigure {
     /// Renders the figure as an SVG document.
     pub fn to_svg(&self, width: u32, height: u32) -> Result<String> {
+        self.render(width, height, false)
+    }
+
+    /// Renders the figure with the legend in a column right of the plot, outside the data.
+    pub fn to_svg_legend_right(&self, width: u32, height: u32) -> Result<String> {
+        self.render(width, height, true)
+    }
+
+    fn render(&self, width: u32, height: u32, legend_right: bool) -> Result<String> {
         let pts = || self.series.iter().flat_map(|s| s.points.iter());
         if pts().next().is_none() {
             bail!("figure '{}' has no points", self.title);
@@ -140,8 +152,14 @@ impl ErrorFigure {
         let y_keys = log_keys(y0, y1);
         let mut svg = String::new();
         {
-            let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
-            root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+            let full = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+            full.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+            let legend_width = if legend_right {
+                LEGEND_WIDTH.min(width / 2)
+            } else {
+                0
+            };
+            let (root, side) = full.split_horizontally(width - legend_width);
             let y_axis = (y0..y1).log_scale().with_key_points(y_keys);
             if self.log_x {
                 let x_axis = (x0..x1).log_scale().with_key_points(x_keys);
@@ -161,7 +179,7 @@ impl ErrorFigure {
                     .y_label_formatter(&|v| format_tick(*v))
                     .draw()
                     .map_err(|e| anyhow!("{e:?}"))?;
-                self.draw_series(&mut chart, cap)?;
+                self.draw_series(&mut chart, cap, !legend_right)?;
             } else {
                 let mut chart = ChartBuilder::on(&root)
                     .caption(&title, ("sans-serif", 18))
@@ -178,9 +196,12 @@ impl ErrorFigure {
                     .y_label_formatter(&|v| format_tick(*v))
                     .draw()
                     .map_err(|e| anyhow!("{e:?}"))?;
-                self.draw_series(&mut chart, cap)?;
+                self.draw_series(&mut chart, cap, !legend_right)?;
             }
-            root.present().map_err(|e| anyhow!("{e:?}"))?;
+            if legend_right {
+                self.draw_side_legend(&side)?;
+            }
+            full.present().map_err(|e| anyhow!("{e:?}"))?;
         }
         Ok(svg)
     }
@@ -189,6 +210,7 @@ impl ErrorFigure {
         &self,
         chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
         cap: f64,
+        inner_legend: bool,
     ) -> Result<()>
     where
         X: Ranged<ValueType = f64>,
@@ -249,6 +271,9 @@ impl ErrorFigure {
                 )
                 .map_err(|e| anyhow!("{e:?}"))?;
         }
+        if !inner_legend {
+            return Ok(());
+        }
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::LowerLeft)
@@ -259,9 +284,39 @@ impl ErrorFigure {
         Ok(())
     }
 
+    /// One line per series, in series order, in the area right of the plot.
+    fn draw_side_legend(
+        &self,
+        side: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    ) -> Result<()> {
+        let style = ("sans-serif", 13).into_font().color(&BLACK);
+        for (i, s) in self.series.iter().enumerate() {
+            let color = s
+                .color
+                .map_or(COLORS[i % COLORS.len()], |(r, g, b)| RGBColor(r, g, b));
+            let y = 60 + 22 * i as i32;
+            side.draw(&PathElement::new(
+                vec![(6, y), (28, y)],
+                color.stroke_width(2),
+            ))
+            .map_err(|e| anyhow!("{e:?}"))?;
+            side.draw(&Circle::new((17, y), 3, color.filled()))
+                .map_err(|e| anyhow!("{e:?}"))?;
+            side.draw(&Text::new(s.label.clone(), (34, y - 7), style.clone()))
+                .map_err(|e| anyhow!("{e:?}"))?;
+        }
+        Ok(())
+    }
+
     /// Renders and writes the SVG atomically.
     pub fn save_svg(&self, path: &Path) -> Result<()> {
         let svg = self.to_svg(720, 480)?;
+        write_atomic(path, svg.as_bytes())
+    }
+
+    /// [`Self::save_svg`] with the legend right of the plot, outside the data (wider canvas).
+    pub fn save_svg_legend_right(&self, path: &Path) -> Result<()> {
+        let svg = self.to_svg_legend_right(720 + LEGEND_WIDTH, 480)?;
         write_atomic(path, svg.as_bytes())
     }
 }

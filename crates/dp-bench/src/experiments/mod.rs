@@ -4,6 +4,7 @@
 //! `config.out_dir/<name>/`. [`REGISTRY`] lists them; adding an experiment is one line there.
 
 pub mod dp_cd;
+pub mod dp_fw;
 pub mod dp_gcd;
 pub mod dp_scd;
 
@@ -89,6 +90,12 @@ pub const REGISTRY: &[Experiment] = &[
         name: "dp-scd",
         about: "DP-SCD paper (Damaskinos et al. 2021): Figures 1-3",
         run: dp_scd::run,
+    },
+    Experiment {
+        name: "dp-fw",
+        about: "distributed private Frank-Wolfe (Lou & Cheung 2018) beside private FW (Talwar et al. 2015): \
+                excess risk vs n*eps, sampling rate, parties, uplink",
+        run: dp_fw::run,
     },
 ];
 
