@@ -1246,7 +1246,7 @@ fn targets(problems: &[Problem], records: &[Record]) -> String {
         &rows,
     ));
 
-    s.push_str("\nExact (GDP) vs paper (RDP, Eq. 18) accounting for DP-CD (both orders), mean fresh-run error at each passes (same seeds):\n\n");
+    s.push_str("\nExact (GDP) vs paper (RDP, Eq. 18) accounting for uniform DP-CD, mean fresh-run error at each passes (same seeds):\n\n");
     let mut rows = Vec::new();
     let mut ok = 0;
     let mut total = 0;
