@@ -21,7 +21,8 @@ pub struct BandPoint {
     pub max: f64,
 }
 
-/// One curve (an algorithm).
+/// One curve (an algorithm). A series whose label starts with `paper` (e.g. `paper dp-cd`)
+/// holds a paper's published points and is drawn as unconnected cross markers, with no band.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     /// Legend label.
@@ -234,6 +235,17 @@ impl ErrorFigure {
                 p.mean = p.mean.min(cap);
                 p.min = p.min.min(cap);
                 p.max = p.max.min(cap);
+            }
+            if s.label.starts_with("paper") {
+                chart
+                    .draw_series(
+                        pts.iter()
+                            .map(|p| Cross::new((p.x, p.mean), 6, color.stroke_width(2))),
+                    )
+                    .map_err(|e| anyhow!("{e:?}"))?
+                    .label(s.label.clone())
+                    .legend(move |(x, y)| Cross::new((x + 10, y), 6, color.stroke_width(2)));
+                continue;
             }
             // Min / max band as a filled polygon (lower edge forward, upper edge back).
             let floor = |v: f64| {

@@ -322,7 +322,7 @@ impl Settings {
                 sgd_steps_dorothea: vec![sgd_steps[0], sgd_steps[2], sgd_steps[4]],
                 sgd_clips_dorothea: vec![clips[20]],
                 rules: vec![SelectionRule::GsR],
-                tuning_runs: 2,
+                tuning_runs: 3,
                 final_runs: 5,
                 problems: ProblemName::ALL.to_vec(),
             },

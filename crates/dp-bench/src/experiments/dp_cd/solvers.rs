@@ -24,6 +24,15 @@ fn standardize(d: &Dataset<DenseDesign>) -> Result<Dataset<DenseDesign>> {
     Ok(Dataset::new(x, d.y().to_vec())?)
 }
 
+/// The same data with the label mean subtracted (non-private, not charged; the sweep's
+/// "centred labels" convention).
+pub(super) fn centre_labels(d: &Dataset<DenseDesign>) -> Result<Dataset<DenseDesign>> {
+    let y = d.y();
+    let mean = y.iter().sum::<f64>() / y.len() as f64;
+    let centred: Vec<f64> = y.iter().map(|v| v - mean).collect();
+    Ok(Dataset::new(d.x().clone(), centred)?)
+}
+
 /// The problem's data set, preprocessed.
 pub(super) fn load_data(name: ProblemName) -> Result<Dataset<DenseDesign>> {
     match name {
