@@ -190,6 +190,10 @@ pub struct Grpc {
 }
 
 fn fault_of(s: &Status) -> Fault {
+    // tonic reports its own request timeout as `Cancelled: Timeout expired`.
+    if detail_of(s).contains("Timeout expired") {
+        return Fault::Timeout;
+    }
     match s.code() {
         Code::DeadlineExceeded => Fault::Timeout,
         Code::FailedPrecondition | Code::InvalidArgument => Fault::Refused,

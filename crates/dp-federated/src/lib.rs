@@ -60,6 +60,7 @@ pub mod grpc;
 pub mod inproc;
 pub mod job;
 pub mod loopback;
+pub mod processes;
 pub mod tls;
 
 /// The protobuf messages and the gRPC service, generated from `proto/federated.proto`.

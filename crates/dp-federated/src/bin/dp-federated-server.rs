@@ -1,6 +1,7 @@
 //! The server (coordinator) of the distributed private Frank-Wolfe, as its own process:
 //! dials every party (`--party HOST:PORT`, in party order) over gRPC with mutual TLS,
-//! runs the fit and prints the result as JSON on standard output. On a party failure it
+//! runs the fit and prints the result as JSON on standard output (the iterates also as
+//! raw `u64` bits). On a party failure it
 //! stops every party, prints the error (naming the party and the round) and exits 1.
 
 use clap::Parser;
@@ -95,6 +96,15 @@ fn run(args: Args) -> Result<String, FedError> {
     let mut t = Grpc::connect(&args.parties, &tls, Duration::from_millis(args.deadline_ms))?;
     let fit = coordinator::run(&mut t, &job, args.iterates)?;
     let seconds = start.elapsed().as_secs_f64();
-    let out = serde_json::json!({ "fit": fit, "seconds": seconds });
+    // The iterates also as raw bits, so that a reader can check bit-equality without
+    // relying on its float parser.
+    let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<u64>>();
+    let iterate_bits: Vec<Vec<u64>> = fit.iterates.iter().map(|x| bits(x)).collect();
+    let out = serde_json::json!({
+        "coefficient_bits": bits(&fit.coefficients),
+        "iterate_bits": iterate_bits,
+        "fit": fit,
+        "seconds": seconds,
+    });
     serde_json::to_string(&out).map_err(|e| FedError::Config(e.to_string()))
 }
