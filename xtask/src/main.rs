@@ -1,8 +1,9 @@
 //! Project commands: `cargo xtask reproduce`, `cargo xtask privacy`, `cargo xtask optimum`,
-//! `cargo xtask fit`, `cargo xtask predict`.
+//! `cargo xtask fit`, `cargo xtask predict`, `cargo xtask federated-demo`.
 //!
 //! Each subcommand lives in its own module; this file only dispatches.
 
+mod federated;
 mod fit;
 mod input;
 mod optimum;
@@ -32,6 +33,9 @@ enum Command {
     Fit(fit::FitArgs),
     /// Predict with a saved model (and score it when the file has labels).
     Predict(fit::PredictArgs),
+    /// Run the distributed private Frank-Wolfe with K party processes and a server
+    /// process on loopback (gRPC, mutual TLS); check it against the in-process run.
+    FederatedDemo(federated::Args),
 }
 
 fn main() {
@@ -60,6 +64,7 @@ fn main() {
         Command::Optimum(args) => optimum::run(args),
         Command::Fit(args) => fit::run_fit(args),
         Command::Predict(args) => fit::run_predict(args),
+        Command::FederatedDemo(args) => federated::run(args),
     };
     if let Err(err) = result {
         eprintln!("error: {err:#}");
