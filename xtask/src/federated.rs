@@ -5,7 +5,7 @@
 use anyhow::{bail, Context, Result};
 use dp_federated::job::{Job, PartySecrets};
 use dp_federated::loopback::{self, synthetic_lasso};
-use dp_federated::processes::{run_server, sibling_binary, Processes};
+use dp_federated::processes::{run_server, Launcher, Processes};
 use dp_federated::split_contiguous;
 use dp_federated::tls::TestPki;
 use std::path::PathBuf;
@@ -49,28 +49,16 @@ pub fn run(args: Args) -> Result<()> {
     if k == 0 || k > args.p {
         bail!("--parties must be between 1 and p = {}", args.p);
     }
-    let party_bin = sibling_binary("dp-federated-party");
-    let server_bin = sibling_binary("dp-federated-server");
-    let (party_bin, server_bin) = match (party_bin, server_bin) {
-        (Some(a), Some(b)) => (a, b),
-        _ => {
-            // Build them with the same profile as this xtask.
-            let release = !cfg!(debug_assertions);
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let mut cmd = std::process::Command::new(cargo);
-            cmd.args(["build", "--package", "dp-federated", "--bins"]);
-            if release {
-                cmd.arg("--release");
-            }
-            let ok = cmd.status().context("running cargo build")?.success();
-            if !ok {
-                bail!("building dp-federated's binaries failed");
-            }
-            (
-                sibling_binary("dp-federated-party").context("dp-federated-party not built")?,
-                sibling_binary("dp-federated-server").context("dp-federated-server not built")?,
-            )
-        }
+    // The parties and the server are this executable again, as separate processes
+    // (`cargo xtask federated-party` / `federated-server`): nothing else to build.
+    let me = std::env::current_exe().context("locating the xtask executable")?;
+    let party_bin = Launcher {
+        program: me.clone(),
+        prefix: vec!["federated-party".into()],
+    };
+    let server_bin = Launcher {
+        program: me,
+        prefix: vec!["federated-server".into()],
     };
     let (cols, y) = synthetic_lasso(args.n, args.p, 2018);
     let full = (cols.clone(), y.clone());

@@ -66,8 +66,9 @@ fn party_loop(mut host: PartyHost, rx: Receiver<Request>, tx: Sender<Reply>) {
                 }
             }
             Request::Stop(_) => {
+                // No answer (the server does not wait for one); ending the thread
+                // closes the channel, so any later request fails as "died".
                 host.stop();
-                let _ = tx.send(Ok(pb::FinishReply {}.encode_to_vec()));
                 return;
             }
         };

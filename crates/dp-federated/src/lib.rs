@@ -54,6 +54,7 @@
 //! process learns and what goes over the wire: `docs/privacy/dp-fw.md`. The parties'
 //! generators never leave them; only the public sketch seed is shared.
 
+pub mod cli;
 pub mod coordinator;
 pub mod error;
 pub mod grpc;

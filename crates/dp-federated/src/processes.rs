@@ -12,6 +12,31 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// A program and the arguments that come before a role's own (e.g. `xtask` and
+/// `federated-party`, or the `dp-federated-party` binary and nothing).
+#[derive(Debug, Clone)]
+pub struct Launcher {
+    /// The executable.
+    pub program: PathBuf,
+    /// Leading arguments (a subcommand).
+    pub prefix: Vec<String>,
+}
+
+impl Launcher {
+    /// A binary run as is.
+    pub fn binary(program: impl Into<PathBuf>) -> Self {
+        Self {
+            program: program.into(),
+            prefix: Vec::new(),
+        }
+    }
+    fn command(&self) -> Command {
+        let mut c = Command::new(&self.program);
+        c.args(&self.prefix);
+        c
+    }
+}
+
 /// Running party processes, killed and reaped on drop.
 #[derive(Debug)]
 pub struct Processes {
@@ -25,7 +50,7 @@ impl Processes {
     /// and starts `party_bin` for each on 127.0.0.1 (any free port), with `faults[k]`
     /// (default: none). Returns once every party listens.
     pub fn start_parties(
-        party_bin: &Path,
+        party: &Launcher,
         dir: &Path,
         data: &[PartyData],
         seeds: &[u64],
@@ -52,7 +77,8 @@ impl Processes {
                 InjectedFault::MalformedAt(t) => format!("malformed:{t}"),
                 InjectedFault::WrongRoundAt(t) => format!("wrong-round:{t}"),
             };
-            let mut child = Command::new(party_bin)
+            let mut child = party
+                .command()
                 .arg("--data")
                 .arg(&csv)
                 .arg("--seed-file")
@@ -67,7 +93,7 @@ impl Processes {
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
                 .spawn()
-                .map_err(|e| FedError::io(format!("starting {}", party_bin.display()), e))?;
+                .map_err(|e| FedError::io(format!("starting {}", party.program.display()), e))?;
             let stdout = child.stdout.take();
             me.children.push(child);
             let mut line = String::new();
@@ -90,7 +116,10 @@ impl Processes {
 
     /// Kills party `k` now (SIGKILL on Unix).
     pub fn kill(&mut self, k: usize) -> Result<()> {
-        let c = &mut self.children[k];
+        let c = self
+            .children
+            .get_mut(k)
+            .ok_or_else(|| FedError::Config(format!("no party {k}")))?;
         c.kill()
             .map_err(|e| FedError::io(format!("killing party {k}"), e))?;
         let _ = c.wait();
@@ -184,7 +213,7 @@ pub struct TrafficJson {
 /// output, or its error message (it names the party and the round) as
 /// [`FedError::Config`]. The server process is killed after `timeout`.
 pub fn run_server(
-    server_bin: &Path,
+    server: &Launcher,
     dir: &Path,
     addrs: &[String],
     job: &Job,
@@ -192,7 +221,7 @@ pub fn run_server(
     iterates: bool,
     timeout: Duration,
 ) -> Result<ServerOutput> {
-    let mut cmd = Command::new(server_bin);
+    let mut cmd = server.command();
     for a in addrs {
         cmd.arg("--party").arg(a);
     }
@@ -232,7 +261,7 @@ pub fn run_server(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| FedError::io(format!("starting {}", server_bin.display()), e))?;
+        .map_err(|e| FedError::io(format!("starting {}", server.program.display()), e))?;
     let start = std::time::Instant::now();
     loop {
         match child.try_wait() {
@@ -258,14 +287,4 @@ pub fn run_server(
     }
     serde_json::from_slice(&out.stdout)
         .map_err(|e| FedError::Config(format!("the server's output is not its JSON: {e}")))
-}
-
-/// The directory of the running executable's siblings (where cargo puts the binaries
-/// of the same profile).
-pub fn sibling_binary(name: &str) -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let dir = exe.parent()?;
-    [dir.join(name), dir.join("..").join(name)]
-        .into_iter()
-        .find(|p| p.exists())
 }

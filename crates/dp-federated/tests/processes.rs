@@ -5,7 +5,7 @@
 
 use dp_federated::job::{InjectedFault, Job, PartyData, PartySecrets};
 use dp_federated::loopback::{self, synthetic_lasso};
-use dp_federated::processes::{run_server, Processes};
+use dp_federated::processes::{run_server, Launcher, Processes};
 use dp_federated::split_contiguous;
 use dp_federated::tls::TestPki;
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ fn problem(rounds: u64) -> (Job, Vec<PartyData>) {
 
 fn start(dir: &Path, data: &[PartyData], faults: &[InjectedFault]) -> Processes {
     let pki = TestPki::generate(data.len()).unwrap();
-    Processes::start_parties(Path::new(PARTY), dir, data, &SEEDS, &pki, faults).unwrap()
+    Processes::start_parties(&Launcher::binary(PARTY), dir, data, &SEEDS, &pki, faults).unwrap()
 }
 
 #[test]
@@ -38,7 +38,7 @@ fn processes_match_the_in_process_run_bit_for_bit_and_exit_after_stop() {
     let (job, data) = problem(20);
     let mut procs = start(&dir, &data, &[]);
     let out = run_server(
-        Path::new(SERVER),
+        &Launcher::binary(SERVER),
         &dir,
         &procs.addrs,
         &job,
@@ -64,7 +64,7 @@ fn expect_failure(name: &str, faults: &[InjectedFault], deadline: Duration, want
     let (job, data) = problem(15);
     let _procs = start(&dir, &data, faults);
     let e = run_server(
-        Path::new(SERVER),
+        &Launcher::binary(SERVER),
         &dir,
         &_procs.addrs,
         &job,
@@ -128,7 +128,7 @@ fn killing_a_party_process_mid_fit_stops_the_server() {
     let d2 = dir.clone();
     let server = std::thread::spawn(move || {
         run_server(
-            Path::new(SERVER),
+            &Launcher::binary(SERVER),
             &d2,
             &addrs,
             &job,
