@@ -7,7 +7,7 @@ use crate::coordinator::FitOutcome;
 use crate::error::{FedError, Result};
 use crate::job::{InjectedFault, Job, PartyData};
 use crate::tls::TestPki;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -262,10 +262,23 @@ pub fn run_server(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| FedError::io(format!("starting {}", server.program.display()), e))?;
+    // Drain both pipes while waiting: a large JSON would otherwise fill the pipe and
+    // block the server forever.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out_t = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let err_t = drain(child.stderr.take().map(|p| Box::new(p) as _));
     let start = std::time::Instant::now();
-    loop {
+    let status = loop {
         match child.try_wait() {
-            Ok(Some(_)) => break,
+            Ok(Some(s)) => break s,
             Ok(None) if start.elapsed() > timeout => {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -276,15 +289,14 @@ pub fn run_server(
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
             Err(e) => return Err(FedError::io("waiting for the server", e)),
         }
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| FedError::io("reading the server's output", e))?;
-    if !out.status.success() {
+    };
+    let stdout = out_t.join().unwrap_or_default();
+    let stderr = err_t.join().unwrap_or_default();
+    if !status.success() {
         return Err(FedError::Config(
-            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            String::from_utf8_lossy(&stderr).trim().to_string(),
         ));
     }
-    serde_json::from_slice(&out.stdout)
+    serde_json::from_slice(&stdout)
         .map_err(|e| FedError::Config(format!("the server's output is not its JSON: {e}")))
 }
