@@ -1,8 +1,9 @@
 //! Project commands: `cargo xtask reproduce`, `cargo xtask privacy`, `cargo xtask optimum`,
-//! `cargo xtask fit`, `cargo xtask predict`.
+//! `cargo xtask fit`, `cargo xtask predict`, `cargo xtask federated-demo`.
 //!
 //! Each subcommand lives in its own module; this file only dispatches.
 
+mod federated;
 mod fit;
 mod input;
 mod optimum;
@@ -32,6 +33,15 @@ enum Command {
     Fit(fit::FitArgs),
     /// Predict with a saved model (and score it when the file has labels).
     Predict(fit::PredictArgs),
+    /// Run the distributed private Frank-Wolfe with K party processes and a server
+    /// process on loopback (gRPC, mutual TLS); check it against the in-process run.
+    FederatedDemo(federated::Args),
+    /// Run one party of the distributed private Frank-Wolfe (gRPC service, mutual TLS)
+    /// with its column file; prints `listening on HOST:PORT`.
+    FederatedParty(dp_federated::cli::PartyArgs),
+    /// Run the server of one distributed private Frank-Wolfe fit against the parties'
+    /// addresses; prints the fit as JSON.
+    FederatedServer(dp_federated::cli::ServerArgs),
 }
 
 fn main() {
@@ -60,6 +70,11 @@ fn main() {
         Command::Optimum(args) => optimum::run(args),
         Command::Fit(args) => fit::run_fit(args),
         Command::Predict(args) => fit::run_predict(args),
+        Command::FederatedDemo(args) => federated::run(args),
+        Command::FederatedParty(args) => dp_federated::cli::run_party(args).map_err(Into::into),
+        Command::FederatedServer(args) => dp_federated::cli::run_server(args)
+            .map(|json| println!("{json}"))
+            .map_err(Into::into),
     };
     if let Err(err) = result {
         eprintln!("error: {err:#}");

@@ -37,12 +37,14 @@ fn workspace_dependencies_point_one_way() {
         ("dp-models", &["dp-accounting"]),
         ("dp-optim", &["dp-accounting", "dp-models"]),
         ("dp-bench", &["dp-accounting", "dp-models", "dp-optim"]),
+        ("dp-federated", &["dp-accounting", "dp-models", "dp-optim"]),
     ];
     let workspace: Vec<&str> = [
         "dp-accounting",
         "dp-models",
         "dp-optim",
         "dp-bench",
+        "dp-federated",
         "xtask",
     ]
     .to_vec();
@@ -82,7 +84,13 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn library_crates_use_no_ambient_randomness() {
     let root = workspace_root();
     let mut files = Vec::new();
-    for krate in ["dp-accounting", "dp-models", "dp-optim", "dp-bench"] {
+    for krate in [
+        "dp-accounting",
+        "dp-models",
+        "dp-optim",
+        "dp-bench",
+        "dp-federated",
+    ] {
         rust_files(&root.join("crates").join(krate).join("src"), &mut files);
     }
     assert!(!files.is_empty());

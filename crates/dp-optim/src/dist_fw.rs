@@ -83,7 +83,8 @@ pub enum RadiusMode {
 }
 
 impl RadiusMode {
-    fn name(self) -> &'static str {
+    /// The name used in reports and in the protocol's setup message.
+    pub fn name(self) -> &'static str {
         match self {
             RadiusMode::PerParty => "per-party",
             RadiusMode::Split => "split",
@@ -839,13 +840,46 @@ pub struct DistDpFw {
     noise_multiplier: f64,
 }
 
-impl<D: Design> Solver<D> for DistDpFw {
-    fn fit_with_rng(&self, data: &Dataset<D>, rng: &mut dyn RngCore) -> Result<Fitted> {
-        let start = std::time::Instant::now();
+/// The public setup of one run of the private protocol: everything the parties and the
+/// server agree on before round 0. It depends only on the public parameters and on the
+/// public shape `(n, p)`, never on the data or on a secret seed, so every party can
+/// compute it for itself (a transport in another crate does exactly that).
+#[derive(Debug, Clone)]
+pub struct ProtocolSetup {
+    /// The contiguous feature blocks `P_k`, in party order.
+    pub blocks: Vec<Vec<usize>>,
+    /// Per-party radius `r_k`.
+    pub party_radius: f64,
+    /// Coordinates sampled per party per round.
+    pub tau: usize,
+    /// `p = tau / max_k |P_k|` of the step `2 / (p t + 2)`.
+    pub sampling_probability: f64,
+    /// The public sketch `J`.
+    pub sketch: Sketch,
+    /// `max_r ||J[:, r]||_2`.
+    pub sketch_max_column_norm: f64,
+    /// Residual clip `C_res`.
+    pub residual_clip: f64,
+    /// Sensitivity `2 B C_res / n` of each score.
+    pub score_sensitivity: f64,
+    /// L2 sensitivity `2 B max_r ||J[:, r]|| / n` of a sketch.
+    pub sketch_sensitivity: f64,
+    /// Gumbel scale of the selection.
+    pub selection_scale: f64,
+    /// Standard deviation of the sketch noise.
+    pub sketch_noise_std: f64,
+    /// The per-round mechanisms of every party.
+    pub mechanisms: PartyMechanisms,
+}
+
+impl DistDpFw {
+    /// The public setup for `n` rows and `p` features (see [`ProtocolSetup`]). The
+    /// data bounds are not checked here: each party checks its own columns.
+    pub fn setup(&self, n: usize, p: usize) -> Result<ProtocolSetup> {
         let prm = &self.params;
-        let (x, y) = (data.x(), data.y());
-        let (n, p) = (x.n_samples(), x.n_features());
-        check_data(data, p)?;
+        if n == 0 {
+            return Err(OptimError::Shape("the data has no rows".into()));
+        }
         let k = prm.parties;
         let radius = prm.radius_mode.party_radius(prm.radius, k);
         let set = L1BallProduct::contiguous(radius, p, k)?;
@@ -857,9 +891,6 @@ impl<D: Design> Solver<D> for DistDpFw {
             prm.feature_bound.unwrap_or(f64::NAN),
             prm.label_bound.unwrap_or(f64::NAN),
         );
-        if prm.switches.clip {
-            crate::dp_fw::check_bounds(data, b, yb)?;
-        }
         let m = prm.sketch_dim.unwrap_or(1);
         let sketch = Sketch::generate(m, n, prm.sketch_seed)?;
         let jmax = sketch.max_column_norm();
@@ -889,11 +920,69 @@ impl<D: Design> Solver<D> for DistDpFw {
             },
             residual_clip: c_res,
         };
-        let mut streams = Streams::from_rng(rng);
-        let sampling = party_streams(&mut streams.coordinates, k);
-        let noise = party_streams(&mut streams.noise, k);
+        Ok(ProtocolSetup {
+            blocks: set.blocks().to_vec(),
+            party_radius: radius,
+            tau,
+            sampling_probability: p_samp,
+            sketch,
+            sketch_max_column_norm: jmax,
+            residual_clip: c_res,
+            score_sensitivity,
+            sketch_sensitivity,
+            selection_scale,
+            sketch_noise_std: sketch_std,
+            mechanisms,
+        })
+    }
+    /// Rounds `T`.
+    pub fn iterations(&self) -> u64 {
+        self.params.iterations
+    }
+}
+
+/// The `(sampling, noise)` generators of `k` parties as [`DistDpFw`] derives them from
+/// the caller's generator (so that a transport can reproduce its fit bit for bit).
+pub fn party_generators(rng: &mut dyn RngCore, k: usize) -> Vec<(ChaCha20Rng, ChaCha20Rng)> {
+    let mut streams = Streams::from_rng(rng);
+    let sampling = party_streams(&mut streams.coordinates, k);
+    let noise = party_streams(&mut streams.noise, k);
+    sampling.into_iter().zip(noise).collect()
+}
+
+impl<D: Design> Solver<D> for DistDpFw {
+    fn fit_with_rng(&self, data: &Dataset<D>, rng: &mut dyn RngCore) -> Result<Fitted> {
+        let start = std::time::Instant::now();
+        let prm = &self.params;
+        let (x, y) = (data.x(), data.y());
+        let (n, p) = (x.n_samples(), x.n_features());
+        check_data(data, p)?;
+        let k = prm.parties;
+        let (b, yb) = (
+            prm.feature_bound.unwrap_or(f64::NAN),
+            prm.label_bound.unwrap_or(f64::NAN),
+        );
+        if prm.switches.clip {
+            crate::dp_fw::check_bounds(data, b, yb)?;
+        }
+        let ProtocolSetup {
+            blocks,
+            party_radius: radius,
+            tau,
+            sampling_probability: p_samp,
+            sketch,
+            sketch_max_column_norm: jmax,
+            residual_clip: c_res,
+            score_sensitivity,
+            sketch_sensitivity,
+            selection_scale,
+            sketch_noise_std: sketch_std,
+            mechanisms,
+        } = self.setup(n, p)?;
+        let set = L1BallProduct::new(radius, p, blocks.clone())?;
+        let m = sketch.m;
         let mut parties = Vec::with_capacity(k);
-        for (id, ((block, samp), nz)) in set.blocks().iter().zip(sampling).zip(noise).enumerate() {
+        for (id, (block, (samp, nz))) in blocks.iter().zip(party_generators(rng, k)).enumerate() {
             let cols = block
                 .iter()
                 .map(|&j| {
@@ -961,7 +1050,7 @@ impl<D: Design> Solver<D> for DistDpFw {
                 n_samples: n,
                 plan: SolverPlan::DpFw(FwPlan::Distributed(DistDpFwPlan {
                     parties: k,
-                    blocks: set.blocks().to_vec(),
+                    blocks,
                     tau,
                     iterations: prm.iterations,
                     party_radius: radius,
@@ -983,7 +1072,7 @@ impl<D: Design> Solver<D> for DistDpFw {
                         * g_paper
                         * prm.radius
                         * (32.0 * t * (2.0 / d).ln()).sqrt()
-                        / (nf * e),
+                        / (n as f64 * e),
                     uplink_floats_per_party: server.uplink_floats()[0],
                     per_party_guarantee: per_party,
                 })),

@@ -1,0 +1,237 @@
+//! The server role (the coordinator) and the [`Transport`] trait it talks through.
+
+use crate::error::{Fault, FedError, Phase, Result};
+use crate::job::Job;
+use crate::pb;
+use dp_optim::dist_fw::{Server, Uplink};
+use prost::Message;
+use serde::Serialize;
+
+/// Bytes of the encoded protobuf messages, per party and direction. Both transports
+/// count the same thing: the protobuf encoding of each message sent or received (the
+/// gRPC frame header, HTTP/2 and TLS overhead are not included).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Traffic {
+    /// Server to party `k`, setup messages.
+    pub setup_down: Vec<u64>,
+    /// Party `k` to server, setup messages.
+    pub setup_up: Vec<u64>,
+    /// Server to party `k`, round messages ([`pb::Downlink`]).
+    pub down: Vec<u64>,
+    /// Party `k` to server, round messages ([`pb::Uplink`]).
+    pub up: Vec<u64>,
+}
+
+impl Traffic {
+    /// Zero counts for `k` parties.
+    pub fn new(k: usize) -> Self {
+        Self {
+            setup_down: vec![0; k],
+            setup_up: vec![0; k],
+            down: vec![0; k],
+            up: vec![0; k],
+        }
+    }
+}
+
+/// How the server reaches the parties. One call per protocol step; each returns one
+/// answer per party, in party order, or the first party failure (naming the party and
+/// the phase). Implementations count the encoded bytes of every message in
+/// [`Traffic`].
+pub trait Transport {
+    /// Number of parties.
+    fn parties(&self) -> usize;
+    /// Asks every party for the public shape of its data.
+    fn describe(&mut self) -> Result<Vec<pb::Shape>>;
+    /// Sends each party its setup (`setups[k]` to party `k`).
+    fn configure(&mut self, setups: &[pb::Setup]) -> Result<Vec<pb::SetupReply>>;
+    /// Broadcasts the downlink of a round and collects every party's uplink.
+    fn round(&mut self, down: &pb::Downlink) -> Result<Vec<pb::Uplink>>;
+    /// Tells every party to stop (best effort: a dead party is skipped).
+    fn stop(&mut self, reason: &str);
+    /// Bytes so far.
+    fn traffic(&self) -> &Traffic;
+}
+
+/// The result of a completed fit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FitOutcome {
+    /// The final iterate `x^T` (the model's coefficients).
+    pub coefficients: Vec<f64>,
+    /// Every iterate `x^1 .. x^T` when asked for (bit-equality checks), else empty.
+    pub iterates: Vec<Vec<f64>>,
+    /// Rounds run.
+    pub rounds: u64,
+    /// Rows `n`, features `p`, parties `K`.
+    pub samples: usize,
+    /// Features `p`.
+    pub dim: usize,
+    /// Parties `K`.
+    pub parties: usize,
+    /// Each party's own epsilon for what it released (as it reported it).
+    pub party_epsilon: Vec<f64>,
+    /// Target `(epsilon, delta)` of the whole fit; the parties' joint releases compose
+    /// to at most this (`DistDpFw` calibrates to the joint ledger).
+    pub epsilon: f64,
+    /// Target delta.
+    pub delta: f64,
+    /// Encoded bytes per party and direction.
+    pub traffic: Traffic,
+    /// Encoded bytes one party's uplinks would take without the sketch (the column
+    /// `(1/n) a_{i_k}` of length `n` in place of the sketch of length `m`), over all
+    /// rounds: the unsketched baseline.
+    pub unsketched_uplink_bytes: u64,
+}
+
+/// Validates one uplink against what the server expects of party `k` in round `t`.
+fn check_uplink(
+    u: &pb::Uplink,
+    k: usize,
+    t: u64,
+    m: usize,
+    features: &[u64],
+) -> std::result::Result<Uplink, (Fault, String)> {
+    if u.party as usize != k || u.round != t {
+        return Err((
+            Fault::OutOfRound,
+            format!("uplink says party {} round {}", u.party, u.round),
+        ));
+    }
+    if u.sign != 1 && u.sign != -1 {
+        return Err((Fault::Malformed, format!("sign {} is not +-1", u.sign)));
+    }
+    if u.sketch.len() != m {
+        return Err((
+            Fault::Malformed,
+            format!("sketch has {} entries, expected m = {m}", u.sketch.len()),
+        ));
+    }
+    if u.sketch.iter().any(|v| !v.is_finite()) {
+        return Err((Fault::Malformed, "sketch has non-finite entries".into()));
+    }
+    if features.binary_search(&u.index).is_err() {
+        return Err((
+            Fault::Malformed,
+            format!("index {} is not one of the party's features", u.index),
+        ));
+    }
+    Ok(Uplink {
+        party: k,
+        round: t,
+        index: u.index as usize,
+        sign: u.sign as i8,
+        sketch: u.sketch.clone(),
+    })
+}
+
+/// Runs the whole fit through `transport`: describe, configure, `T` rounds, stop.
+/// On any failure it tells the parties to stop and returns the error; no iterate is
+/// returned (nothing is released after a failure). With `keep_iterates` every `x^t`
+/// is kept (for bit-equality checks).
+pub fn run(transport: &mut dyn Transport, job: &Job, keep_iterates: bool) -> Result<FitOutcome> {
+    match run_inner(transport, job, keep_iterates) {
+        Ok(out) => {
+            transport.stop("");
+            Ok(out)
+        }
+        Err(e) => {
+            transport.stop(&e.to_string());
+            Err(e)
+        }
+    }
+}
+
+fn run_inner(transport: &mut dyn Transport, job: &Job, keep_iterates: bool) -> Result<FitOutcome> {
+    let k = transport.parties();
+    if k == 0 {
+        return Err(FedError::Config("no parties".into()));
+    }
+    // The server checks the public parameters the same way each party will.
+    let solver = job.solver(k)?;
+    let shapes = transport.describe()?;
+    let n = shapes[0].samples as usize;
+    let mut next = 0u64;
+    for (i, s) in shapes.iter().enumerate() {
+        if s.samples as usize != n {
+            return Err(FedError::party(
+                i,
+                Phase::Setup,
+                Fault::Refused,
+                format!("holds {} rows, party 0 holds {n}", s.samples),
+            ));
+        }
+        // Contiguous blocks in party order: the partition DistDpFw uses.
+        for &j in &s.features {
+            if j != next {
+                return Err(FedError::Config(format!(
+                    "party {i} holds feature {j} where feature {next} was expected: the \
+                     parties must hold contiguous blocks 0.., in party order"
+                )));
+            }
+            next += 1;
+        }
+    }
+    let p = next as usize;
+    let setup = solver.setup(n, p)?;
+    for (i, (s, b)) in shapes.iter().zip(&setup.blocks).enumerate() {
+        if s.features.len() != b.len() {
+            return Err(FedError::Config(format!(
+                "party {i} holds {} features, the plan for p = {p}, K = {k} gives it {}",
+                s.features.len(),
+                b.len()
+            )));
+        }
+    }
+    let setups: Vec<_> = (0..k).map(|i| job.to_setup(i, k, n, p)).collect();
+    let replies = transport.configure(&setups)?;
+    let m = job.sketch_dim;
+    let mut server = Server::new(p, m, k, setup.party_radius, setup.sampling_probability);
+    let mut iterates = Vec::new();
+    for t in 0..job.rounds {
+        let down = server.downlink();
+        let msg = pb::Downlink {
+            round: down.round,
+            q_hat: down.q_hat,
+        };
+        let ups = transport.round(&msg)?;
+        let mut checked = Vec::with_capacity(k);
+        for (i, u) in ups.iter().enumerate() {
+            checked.push(
+                check_uplink(u, i, t, m, &shapes[i].features)
+                    .map_err(|(f, d)| FedError::party(i, Phase::Round(t), f, d))?,
+            );
+        }
+        server.receive(&checked)?;
+        if keep_iterates {
+            iterates.push(server.x().to_vec());
+        }
+    }
+    let x = server.x().to_vec();
+    if x.iter().any(|v| !v.is_finite()) {
+        return Err(FedError::Config(
+            "the iterate is not finite: check the data and bounds".into(),
+        ));
+    }
+    let baseline = pb::Uplink {
+        party: (k - 1) as u32,
+        round: job.rounds.saturating_sub(1),
+        index: (p - 1) as u64,
+        sign: -1,
+        sketch: vec![0.0; n],
+    }
+    .encoded_len() as u64
+        * job.rounds;
+    Ok(FitOutcome {
+        coefficients: x,
+        iterates,
+        rounds: job.rounds,
+        samples: n,
+        dim: p,
+        parties: k,
+        party_epsilon: replies.iter().map(|r| r.ledger_epsilon).collect(),
+        epsilon: job.epsilon,
+        delta: job.delta,
+        traffic: transport.traffic().clone(),
+        unsketched_uplink_bytes: baseline,
+    })
+}

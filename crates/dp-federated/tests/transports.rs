@@ -1,0 +1,184 @@
+//! Both transports: bit-identical iterates, equal byte counts, equality with the
+//! in-process solver `DistDpFw`, faults with the in-process transport, mutual TLS.
+
+use dp_federated::coordinator::{self, Transport};
+use dp_federated::inproc::InProcess;
+use dp_federated::job::{InjectedFault, Job, PartyData, PartyHost, PartySecrets};
+use dp_federated::loopback::{self, synthetic_lasso};
+use dp_federated::{split_contiguous, Fault, FedError, Phase};
+use dp_models::{Dataset, DenseDesign};
+use dp_optim::Solver;
+use rand::SeedableRng;
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(10);
+
+fn problem(k: usize) -> (Job, Vec<PartyData>) {
+    let (cols, y) = synthetic_lasso(60, 9, 3);
+    let job = Job::new(1.0, 25, 12, 5, 2.0, 1e-5, 1.0, 1.0);
+    (job, split_contiguous(cols, y, k).unwrap())
+}
+
+fn secrets(k: usize) -> Vec<PartySecrets> {
+    (0..k)
+        .map(|i| PartySecrets::from_u64(40 + i as u64))
+        .collect()
+}
+
+fn hosts(data: Vec<PartyData>, faults: &[InjectedFault]) -> Vec<PartyHost> {
+    let k = data.len();
+    data.into_iter()
+        .zip(secrets(k))
+        .enumerate()
+        .map(|(i, (d, s))| {
+            PartyHost::new(d, s, f64::INFINITY)
+                .with_fault(faults.get(i).copied().unwrap_or_default())
+        })
+        .collect()
+}
+
+#[test]
+fn grpc_and_in_process_give_bit_identical_iterates_and_equal_byte_counts() {
+    let (job, data) = problem(3);
+    let a = loopback::run_in_process(&job, data.clone(), secrets(3), DEADLINE, true).unwrap();
+    let b = loopback::run(&job, data, secrets(3), DEADLINE, true).unwrap();
+    assert_eq!(a.fit.iterates.len(), 25);
+    let bits = |v: &Vec<Vec<f64>>| -> Vec<Vec<u64>> {
+        v.iter()
+            .map(|x| x.iter().map(|f| f.to_bits()).collect())
+            .collect()
+    };
+    assert_eq!(bits(&a.fit.iterates), bits(&b.fit.iterates));
+    assert_eq!(a.fit.traffic, b.fit.traffic);
+    // Uplinks carry m = 12 doubles per round: at least 8 * 12 * T bytes per party, and
+    // less than the unsketched baseline (n = 60 doubles per round).
+    for k in 0..3 {
+        assert!(a.fit.traffic.up[k] >= 8 * 12 * 25, "{:?}", a.fit.traffic);
+        assert!(a.fit.traffic.up[k] < a.fit.unsketched_uplink_bytes);
+        assert!(a.fit.traffic.down[k] >= 8 * 12 * 24);
+    }
+    assert!(a.fit.coefficients.iter().any(|&v| v != 0.0));
+}
+
+#[test]
+fn different_party_seeds_give_different_iterates() {
+    let (job, data) = problem(2);
+    let a = loopback::run_in_process(&job, data.clone(), secrets(2), DEADLINE, false).unwrap();
+    let other = vec![PartySecrets::from_u64(1), PartySecrets::from_u64(2)];
+    let b = loopback::run_in_process(&job, data, other, DEADLINE, false).unwrap();
+    assert_ne!(a.fit.coefficients, b.fit.coefficients);
+}
+
+#[test]
+fn in_process_transport_reproduces_the_dist_dp_fw_solver_bit_for_bit() {
+    let (job, data) = problem(3);
+    let (cols, y) = synthetic_lasso(60, 9, 3);
+    let (n, p) = (y.len(), cols.len());
+    let mut rows = vec![0.0; n * p];
+    for (j, c) in cols.iter().enumerate() {
+        for (i, v) in c.iter().enumerate() {
+            rows[i * p + j] = *v;
+        }
+    }
+    let ds = Dataset::new(DenseDesign::from_row_major(n, p, &rows).unwrap(), y).unwrap();
+    let solver = job.solver(3).unwrap();
+    let fitted = solver
+        .fit_with_rng(&ds, &mut rand_chacha::ChaCha20Rng::seed_from_u64(9))
+        .unwrap();
+    let gens =
+        dp_optim::dist_fw::party_generators(&mut rand_chacha::ChaCha20Rng::seed_from_u64(9), 3);
+    let hs = data
+        .into_iter()
+        .zip(gens)
+        .map(|(d, (sampling, noise))| {
+            PartyHost::new(d, PartySecrets { sampling, noise }, f64::INFINITY)
+        })
+        .collect();
+    let mut t = InProcess::start(hs, DEADLINE);
+    let fit = coordinator::run(&mut t, &job, false).unwrap();
+    let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&fit.coefficients), bits(&fitted.model.coefficients));
+}
+
+fn expect_party_error(e: FedError, party: usize, phase: Phase, fault: Fault) {
+    match &e {
+        FedError::Party {
+            party: p,
+            phase: ph,
+            fault: f,
+            ..
+        } => {
+            assert_eq!((*p, *ph, *f), (party, phase, fault), "{e}");
+            let msg = e.to_string();
+            assert!(msg.contains(&format!("party {party}")), "{msg}");
+        }
+        other => panic!("expected a party failure, got {other}"),
+    }
+}
+
+#[test]
+fn in_process_faults_stop_the_fit_naming_party_and_round() {
+    let cases = [
+        (InjectedFault::ExitAt(4), Fault::Died),
+        (InjectedFault::HangAt(4), Fault::Timeout),
+        (InjectedFault::MalformedAt(4), Fault::Malformed),
+        (InjectedFault::WrongRoundAt(4), Fault::OutOfRound),
+    ];
+    for (fault, expected) in cases {
+        let (job, data) = problem(3);
+        let faults = [InjectedFault::None, fault, InjectedFault::None];
+        let mut t = InProcess::start(hosts(data, &faults), Duration::from_millis(300));
+        let e = coordinator::run(&mut t, &job, false).unwrap_err();
+        expect_party_error(e, 1, Phase::Round(4), expected);
+        // Nothing is released after the failure: the server stopped every party, so
+        // a healthy party asked for the next round answers nothing.
+        let before = t.traffic().up.clone();
+        let next = dp_federated::pb::Downlink {
+            round: 5,
+            q_hat: vec![0.0; 12],
+        };
+        assert!(t.round(&next).is_err(), "{fault:?}");
+        assert_eq!(t.traffic().up, before, "{fault:?}");
+    }
+}
+
+#[test]
+fn a_party_refuses_rounds_after_stop_and_out_of_order() {
+    let (job, data) = problem(2);
+    let mut hs = hosts(data, &[]);
+    let setup = job.to_setup(0, 2, 60, 9);
+    let h = &mut hs[0];
+    h.configure(&setup).unwrap();
+    let down = |t| dp_federated::pb::Downlink {
+        round: t,
+        q_hat: vec![0.0; 12],
+    };
+    assert!(h.round(&down(1)).is_err(), "round 1 before round 0");
+    assert!(h.round(&down(0)).is_ok());
+    assert!(h.round(&down(0)).is_err(), "round 0 twice");
+    h.stop();
+    assert!(h.round(&down(1)).is_err(), "after stop");
+}
+
+#[test]
+fn a_party_refuses_a_budget_above_its_cap_and_bad_bounds() {
+    let (job, data) = problem(2);
+    let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), 0.5);
+    let e = h.configure(&job.to_setup(0, 2, 60, 9)).unwrap_err();
+    assert!(e.contains("above its cap"), "{e}");
+    let mut tight = job.clone();
+    tight.feature_bound = 0.5;
+    let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), f64::INFINITY);
+    let e = h.configure(&tight.to_setup(0, 2, 60, 9)).unwrap_err();
+    assert!(e.contains("feature bound"), "{e}");
+}
+
+#[test]
+fn bad_parameters_are_refused_before_any_party_is_asked() {
+    let (mut job, data) = problem(2);
+    job.epsilon = 0.0;
+    let mut t = InProcess::start(hosts(data, &[]), DEADLINE);
+    let e = coordinator::run(&mut t, &job, false).unwrap_err();
+    assert!(e.to_string().contains("epsilon"), "{e}");
+    assert_eq!(t.traffic().setup_down, vec![0, 0]);
+}
