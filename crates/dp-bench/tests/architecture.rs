@@ -36,7 +36,10 @@ fn workspace_dependencies_point_one_way() {
         ("dp-accounting", &[]),
         ("dp-models", &["dp-accounting"]),
         ("dp-optim", &["dp-accounting", "dp-models"]),
-        ("dp-bench", &["dp-accounting", "dp-models", "dp-optim"]),
+        (
+            "dp-bench",
+            &["dp-accounting", "dp-models", "dp-optim", "dp-federated"],
+        ),
         ("dp-federated", &["dp-accounting", "dp-models", "dp-optim"]),
     ];
     let workspace: Vec<&str> = [

@@ -100,6 +100,20 @@ fn smoke_profile_writes_outputs_and_the_uplink_identity_holds() {
     }
     assert_eq!(summary.uplink_identity_checked, sketched);
     assert!(sketched > 0);
+    // The gRPC transport (mutual TLS on loopback) reproduces the in-process run.
+    let t = summary
+        .transport
+        .as_ref()
+        .expect("the smoke profile runs the gRPC check");
+    assert!(t.iterates_bit_identical, "{t:?}");
+    assert!(t.bytes_equal, "{t:?}");
+    let c = settings.transport.as_ref().unwrap();
+    assert_eq!(t.uplink_bytes_per_party.len(), c.parties);
+    // Each uplink carries at least the m sketch doubles of each round.
+    for &b in &t.uplink_bytes_per_party {
+        assert!(b >= c.rounds * c.sketch_dim as u64 * 8, "{t:?}");
+    }
+    assert!(t.grpc_seconds > 0.0 && t.in_process_seconds > 0.0);
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     for s in [
         "## Findings",
@@ -108,6 +122,7 @@ fn smoke_profile_writes_outputs_and_the_uplink_identity_holds() {
         "-0.67",
         "California",
         "K T m",
+        "Parties over gRPC",
     ] {
         assert!(report.contains(s), "report lacks '{s}'");
     }
