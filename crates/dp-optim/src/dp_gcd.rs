@@ -238,9 +238,9 @@ impl<L: Loss, P: Penalty> DpGcdParams<L, P> {
     /// [`Smoothness::Given`]. By default ([`Smoothness::FromData`]) they are computed
     /// from the data without privacy, refused without the opt-in. A privately
     /// estimated value's epsilon is charged to the fit and taken out of the iterations'
-    /// budget. DP-GCD does not run DP-CD-P's estimate itself
-    /// ([`Smoothness::Private`] is refused at `build`): estimate the constants with
-    /// `dp_models::constants::private_coordinate_smoothness` and pass the result.
+    /// budget. [`Smoothness::Private`] and [`Smoothness::PrivateBounded`] are estimated
+    /// in the fit, charged to its ledger before the iterations are calibrated on the
+    /// rest.
     pub fn smoothness(mut self, m: impl Into<Smoothness>) -> Self {
         self.smoothness = m.into();
         self
