@@ -21,7 +21,8 @@
 //! column `class`, `UP` = +1, `DOWN` = -1, every other column a feature, values clipped
 //! to the public bound `|x| <= 1` as in the `csv_logistic_*` examples).
 //!
-//! Timing only: the seeds are fixed and the fits are not meant for release.
+//! Timing only: the seeds are fixed, and a seed lets anyone replay the noise, so these
+//! fits are not meant for release (a published model is fitted with `fit`, from OS entropy).
 
 use anyhow::{bail, Context, Result};
 use dp_bench::synthetic::{self, Coefficients, LinearParams, Response, Support};

@@ -19,6 +19,10 @@
 //!   hyperparameters tuned on a validation split of the training set (20 %, not
 //!   charged, as in the papers), then refitted on the whole training set with SEEDS
 //!   fresh seeds (default 5).
+//!
+//! The fits use fixed seeds so that runs compare; a seed lets anyone replay the noise, so
+//! these fits are measurements, never releases. A model meant for publication is fitted
+//! with `fit` (noise from the operating system), which leaves no seed behind.
 
 use anyhow::{bail, Result};
 use dp_models::constants::{

@@ -36,7 +36,8 @@
 //! cost differs between 1 and `P` passes. `P` and `inner` are chosen from the warm-up
 //! fit so that small sizes are timed over enough work.
 //!
-//! Timing only: the seeds are fixed and the fits are not meant for release.
+//! Timing only: the seeds are fixed, and a seed lets anyone replay the noise, so these
+//! fits are not meant for release (a published model is fitted with `fit`, from OS entropy).
 
 use anyhow::{bail, Context, Result};
 use dp_accounting::calibrate::{

@@ -9,6 +9,10 @@
 //! `(median T(P) - median T(1)) / (P - 1)`: the fixed costs of a fit cancel.
 //!
 //! `cargo run --release -p dp-bench --example scd_epochs [-- ROUNDS]` (Linux only).
+//!
+//! The fits use fixed seeds so that runs compare; a seed lets anyone replay the noise, so
+//! these fits are measurements, never releases. A model meant for publication is fitted
+//! with `fit` (noise from the operating system), which leaves no seed behind.
 
 use anyhow::{Context, Result};
 use dp_models::constants::coordinate_smoothness;

@@ -4,6 +4,10 @@
 //! coordinate (`noise_std * sqrt(T) / (lambda n)`) beside `||w_sdca||_inf`.
 //! `cargo run --release -p dp-bench --example scd_noise` (grids: `SCD_EPS=1,10`,
 //! `SCD_CLIPS=0.01,0.1`, comma-separated).
+//!
+//! The fits use fixed seeds so that runs compare; a seed lets anyone replay the noise, so
+//! these fits are measurements, never releases. A model meant for publication is fitted
+//! with `fit` (noise from the operating system), which leaves no seed behind.
 
 use dp_bench::experiments::dp_scd::{load_problem, metric, App, Data, Settings, DELTA, LAMBDA};
 use dp_bench::experiments::Profile;
