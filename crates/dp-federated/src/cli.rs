@@ -19,9 +19,12 @@ pub struct PartyArgs {
     /// Address to listen on (port 0: any free port, printed at start).
     #[arg(long, default_value = "127.0.0.1:0")]
     pub listen: String,
-    /// File holding the party's secret seed (a decimal u64). It never leaves the party.
+    /// File holding a secret seed (a decimal u64) for the party's generators, for
+    /// reproducible tests and demos only: anyone who reads it can replay the party's
+    /// noise. Without it (the default) the generators are seeded from the operating
+    /// system's entropy and nothing that replays the noise exists outside the process.
     #[arg(long)]
-    pub seed_file: PathBuf,
+    pub seed_file: Option<PathBuf>,
     /// The party's TLS certificate (PEM, name `party-K`).
     #[arg(long)]
     pub cert: PathBuf,
@@ -46,21 +49,23 @@ pub struct PartyArgs {
 /// `listening on HOST:PORT` first.
 pub fn run_party(args: PartyArgs) -> Result<(), FedError> {
     let data = PartyData::read_csv(&args.data)?;
-    let seed_text = std::fs::read_to_string(&args.seed_file)
-        .map_err(|e| FedError::io(format!("reading {}", args.seed_file.display()), e))?;
-    let seed: u64 = seed_text.trim().parse().map_err(|_| {
-        FedError::Data(format!(
-            "{}: not a decimal u64 seed",
-            args.seed_file.display()
-        ))
-    })?;
+    let secrets = match &args.seed_file {
+        Some(path) => {
+            let seed_text = std::fs::read_to_string(path)
+                .map_err(|e| FedError::io(format!("reading {}", path.display()), e))?;
+            let seed: u64 = seed_text.trim().parse().map_err(|_| {
+                FedError::Data(format!("{}: not a decimal u64 seed", path.display()))
+            })?;
+            PartySecrets::from_u64(seed)
+        }
+        None => PartySecrets::from_os_entropy()?,
+    };
     let tls = PartyTls {
         cert: read_pem(&args.cert)?,
         key: read_pem(&args.key)?,
         client_ca: read_pem(&args.client_ca)?,
     };
-    let host = PartyHost::new(data, PartySecrets::from_u64(seed), args.max_epsilon)
-        .with_fault(args.inject_fault);
+    let host = PartyHost::new(data, secrets, args.max_epsilon).with_fault(args.inject_fault);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()

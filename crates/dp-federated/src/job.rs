@@ -297,7 +297,17 @@ impl PartySecrets {
         let noise = child();
         Self { sampling, noise }
     }
-    /// Both generators from a secret `u64` (for demos and tests).
+    /// Both generators from a 32-byte seed drawn from the operating system's entropy:
+    /// the default of a party process, which leaves no seed that could replay its noise.
+    pub fn from_os_entropy() -> Result<Self> {
+        let mut seed = [0u8; 32];
+        ChaCha20Rng::try_from_os_rng()
+            .map_err(|e| FedError::Config(format!("no operating-system entropy: {e}")))?
+            .fill_bytes(&mut seed);
+        Ok(Self::from_seed(seed))
+    }
+    /// Both generators from a secret `u64` (for demos and tests: anyone who knows the
+    /// seed can replay the noise).
     pub fn from_u64(seed: u64) -> Self {
         let mut s = [0u8; 32];
         ChaCha20Rng::seed_from_u64(seed).fill_bytes(&mut s);

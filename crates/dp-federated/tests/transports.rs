@@ -182,3 +182,18 @@ fn bad_parameters_are_refused_before_any_party_is_asked() {
     assert!(e.to_string().contains("epsilon"), "{e}");
     assert_eq!(t.traffic().setup_down, vec![0, 0]);
 }
+
+/// A party's default generators come from the operating system: two draws differ, and
+/// they are not the generators of any small u64 seed the demos and tests use.
+#[test]
+fn os_entropy_secrets_differ() {
+    use rand::RngCore;
+    let mut a = PartySecrets::from_os_entropy().unwrap();
+    let mut b = PartySecrets::from_os_entropy().unwrap();
+    let x = a.noise.next_u64();
+    assert_ne!(x, b.noise.next_u64());
+    assert_ne!(a.sampling.next_u64(), b.sampling.next_u64());
+    for s in 0..2048u64 {
+        assert_ne!(PartySecrets::from_u64(s).noise.next_u64(), x);
+    }
+}
