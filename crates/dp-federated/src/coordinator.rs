@@ -83,6 +83,23 @@ pub struct FitOutcome {
     pub unsketched_uplink_bytes: u64,
 }
 
+impl FitOutcome {
+    /// Whether the final coefficients and every kept iterate equal `other`'s bit for bit
+    /// (the cross-transport check).
+    pub fn same_bits(&self, other: &FitOutcome) -> bool {
+        let same = |a: &[f64], b: &[f64]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+        };
+        same(&self.coefficients, &other.coefficients)
+            && self.iterates.len() == other.iterates.len()
+            && self
+                .iterates
+                .iter()
+                .zip(&other.iterates)
+                .all(|(a, b)| same(a, b))
+    }
+}
+
 /// Validates one uplink against what the server expects of party `k` in round `t`.
 fn check_uplink(
     u: &pb::Uplink,
@@ -234,4 +251,41 @@ fn run_inner(transport: &mut dyn Transport, job: &Job, keep_iterates: bool) -> R
         traffic: transport.traffic().clone(),
         unsketched_uplink_bytes: baseline,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(coefficients: Vec<f64>, iterates: Vec<Vec<f64>>) -> FitOutcome {
+        FitOutcome {
+            coefficients,
+            iterates,
+            rounds: 2,
+            samples: 4,
+            dim: 2,
+            parties: 1,
+            party_epsilon: vec![1.0],
+            epsilon: 1.0,
+            delta: 1e-5,
+            traffic: Traffic::new(1),
+            unsketched_uplink_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn same_bits_sees_one_bit_and_a_missing_iterate() {
+        let a = outcome(vec![0.5, -0.25], vec![vec![0.0, 0.1], vec![0.5, -0.25]]);
+        assert!(a.same_bits(&a.clone()));
+        let mut b = a.clone();
+        b.iterates[0][1] = f64::from_bits(0.1f64.to_bits() + 1);
+        assert!(!a.same_bits(&b));
+        let mut c = a.clone();
+        c.iterates.pop();
+        assert!(!a.same_bits(&c));
+        // 0.0 and -0.0 compare equal as floats but not as bits.
+        let d = outcome(vec![-0.0, -0.25], a.iterates.clone());
+        let e = outcome(vec![0.0, -0.25], a.iterates.clone());
+        assert!(!d.same_bits(&e));
+    }
 }

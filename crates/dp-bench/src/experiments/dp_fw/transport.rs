@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use dp_federated::job::{Job, PartySecrets};
-use dp_federated::loopback::{self, synthetic_lasso, LoopbackRun};
+use dp_federated::loopback::{self, synthetic_lasso};
 use dp_federated::split_contiguous;
 use serde::{Deserialize, Serialize};
 
@@ -68,17 +68,6 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-fn same_bits(a: &LoopbackRun, b: &LoopbackRun) -> bool {
-    let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-    bits(&a.fit.coefficients) == bits(&b.fit.coefficients)
-        && a.fit.iterates.len() == b.fit.iterates.len()
-        && a.fit
-            .iterates
-            .iter()
-            .zip(&b.fit.iterates)
-            .all(|(x, y)| bits(x) == bits(y))
-}
-
 /// Runs the check: one fit per transport with every iterate kept (compared bit for
 /// bit), then `reps` timed fits of each, alternating. `seed` derives the public sketch
 /// seed and the parties' generators (benchmark seeds on synthetic data).
@@ -106,7 +95,7 @@ pub fn run(c: &TransportCheck, seed: u64) -> Result<TransportResult> {
         .context("the gRPC loopback run")?;
     let local = loopback::run_in_process(&job, data.clone(), secrets(), deadline, true)
         .context("the in-process run")?;
-    let identical = same_bits(&grpc, &local);
+    let identical = grpc.fit.same_bits(&local.fit);
     let bytes_equal = grpc.fit.traffic == local.fit.traffic;
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for _ in 0..c.reps.max(1) {
