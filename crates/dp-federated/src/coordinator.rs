@@ -202,7 +202,8 @@ fn run_inner(transport: &mut dyn Transport, job: &Job, keep_iterates: bool) -> R
     let setups: Vec<_> = (0..k).map(|i| job.to_setup(i, k, n, p)).collect();
     let replies = transport.configure(&setups)?;
     let m = job.sketch_dim;
-    let mut server = Server::new(p, m, k, setup.party_radius, setup.sampling_probability);
+    let mut server = Server::new(p, m, k, setup.party_radius, setup.sampling_probability)
+        .with_blocks(setup.blocks.clone());
     let mut iterates = Vec::new();
     for t in 0..job.rounds {
         let down = server.downlink();

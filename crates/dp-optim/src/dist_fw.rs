@@ -543,6 +543,9 @@ pub struct Server {
     round: u64,
     uplink_floats: Vec<u64>,
     uplink_indices: Vec<u64>,
+    /// Each party's block of features, when known: an uplink naming a feature outside its
+    /// sender's block is refused (see [`Server::with_blocks`]).
+    blocks: Option<Vec<Vec<usize>>>,
 }
 
 impl Server {
@@ -557,7 +560,16 @@ impl Server {
             round: 0,
             uplink_floats: vec![0; parties],
             uplink_indices: vec![0; parties],
+            blocks: None,
         }
+    }
+    /// Also checks that every uplink's feature lies in its sender's block (`blocks[k]`:
+    /// the features of party `k`, as in [`ProtocolSetup::blocks`]). A party can
+    /// only move its own coordinates; without this check a faulty or malicious party
+    /// could move another party's.
+    pub fn with_blocks(mut self, blocks: Vec<Vec<usize>>) -> Self {
+        self.blocks = Some(blocks);
+        self
     }
     /// The broadcast of the current round.
     pub fn downlink(&self) -> Downlink {
@@ -581,6 +593,21 @@ impl Server {
                 return Err(OptimError::Shape(format!(
                     "malformed uplink from party {}",
                     u.party
+                )));
+            }
+            if let Some(blocks) = &self.blocks {
+                let own = blocks.get(u.party).is_some_and(|b| b.contains(&u.index));
+                if !own {
+                    return Err(OptimError::Shape(format!(
+                        "party {} sent feature {}, outside its block, in round {}",
+                        u.party, u.index, self.round
+                    )));
+                }
+            }
+            if let Some(z) = u.sketch.iter().find(|z| !z.is_finite()) {
+                return Err(OptimError::Shape(format!(
+                    "party {} sent a non-finite sketch entry ({z}) in round {}",
+                    u.party, self.round
                 )));
             }
             seen[u.party] = true;
@@ -1004,7 +1031,7 @@ impl<D: Design> Solver<D> for DistDpFw {
                 nz,
             )?);
         }
-        let mut server = Server::new(p, m, k, radius, p_samp);
+        let mut server = Server::new(p, m, k, radius, p_samp).with_blocks(set.blocks().to_vec());
         run_protocol(&mut server, &mut parties, prm.iterations)?;
         let w = server.x().to_vec();
         check_finite("distributed private Frank-Wolfe", &w, "check the data")?;

@@ -444,6 +444,43 @@ fn protocol_tracks_q_and_counts_uplink_exactly() {
 }
 
 #[test]
+fn server_refuses_features_outside_the_senders_block_and_non_finite_sketches() {
+    let blocks = vec![vec![0, 1], vec![2]];
+    let up = |party: usize, index: usize, z: f64| crate::dist_fw::Uplink {
+        party,
+        round: 0,
+        index,
+        sign: 1,
+        sketch: vec![z; 2],
+    };
+    // Party 0 naming party 1's feature 2 is refused, with both in the message.
+    let mut server = Server::new(3, 2, 2, 1.0, 1.0).with_blocks(blocks.clone());
+    let err = server.receive(&[up(0, 2, 0.0), up(1, 2, 0.0)]).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("party 0") && msg.contains("outside its block"),
+        "{msg}"
+    );
+    assert_eq!(
+        server.x(),
+        &[0.0; 3],
+        "nothing is applied from a refused round"
+    );
+    // A non-finite sketch entry is refused.
+    let err = server
+        .receive(&[up(0, 1, f64::NAN), up(1, 2, 0.0)])
+        .unwrap_err();
+    assert!(err.to_string().contains("non-finite"), "{err}");
+    // The same round with every feature in its sender's block goes through.
+    server.receive(&[up(0, 1, 0.5), up(1, 2, 0.0)]).unwrap();
+    assert!(server.x()[1] != 0.0 && server.x()[2] != 0.0);
+    // Without blocks the server cannot tell (the old behaviour, kept for callers that do
+    // not know the plan).
+    let mut open = Server::new(3, 2, 2, 1.0, 1.0);
+    open.receive(&[up(0, 2, 0.0), up(1, 2, 0.0)]).unwrap();
+}
+
+#[test]
 fn one_feature_sign_test() {
     // y = x with one positive feature: the gradient at 0 is negative, so x moves up.
     let x = DenseDesign::from_row_major(4, 1, &[0.5, -0.5, 1.0, -1.0]).unwrap();
