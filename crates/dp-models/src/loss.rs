@@ -88,35 +88,6 @@ pub trait Loss: Send + Sync + std::fmt::Debug {
         }
         self.dense_col_grad_sum(x, z, y, clip)
     }
-    /// The coordinate gradients of several dense columns from one sweep (a block of a
-    /// coordinate method whose steps in between are zero steps): first the pending
-    /// update `z_i += a xk_i` (skipped when `update` is `None` or `a` is 0), then
-    /// `out[c] =` [`Loss::dense_col_grad_sum`]`(xs[c], z, y, clips[c])` at the updated
-    /// `z`, bit for bit, for every column `c` (`clips = None`: no clipping). At most
-    /// [`simd::blocks::MAX_BLOCK`] columns of equal length; `out` (and `clips`) at
-    /// least as long as `xs`.
-    ///
-    /// The default calls the one-column kernels in turn; the smooth losses of this
-    /// module override it with [`simd::blocks::block_grad_sums`], which reads `z` once
-    /// for the whole block and evaluates the derivative once per sample.
-    fn dense_block_grad_sums(
-        &self,
-        update: Option<(&[f64], f64)>,
-        xs: &[&[f64]],
-        z: &mut [f64],
-        y: Option<&[f64]>,
-        clips: Option<&[f64]>,
-        out: &mut [f64],
-    ) {
-        if let Some((xk, a)) = update {
-            if a != 0.0 {
-                simd::axpy(a, xk, z);
-            }
-        }
-        for (k, x) in xs.iter().enumerate() {
-            out[k] = self.dense_col_grad_sum(x, z, y, clips.map(|c| c[k]));
-        }
-    }
 }
 
 /// The scalar default of [`Loss::dense_col_grad_sum`].
@@ -183,18 +154,6 @@ macro_rules! simd_kernels {
         ) -> f64 {
             #[allow(clippy::redundant_closure_call)]
             simd::step_grad_sum($lanes(self), update, x, z, y, clip)
-        }
-        fn dense_block_grad_sums(
-            &self,
-            update: Option<(&[f64], f64)>,
-            xs: &[&[f64]],
-            z: &mut [f64],
-            y: Option<&[f64]>,
-            clips: Option<&[f64]>,
-            out: &mut [f64],
-        ) {
-            #[allow(clippy::redundant_closure_call)]
-            simd::blocks::block_grad_sums($lanes(self), update, xs, z, y, clips, out)
         }
     };
 }

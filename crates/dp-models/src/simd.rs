@@ -482,7 +482,5 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     arch().dispatch(Dot { a, b })
 }
 
-pub mod blocks;
-
 #[cfg(test)]
 mod tests;

@@ -22,7 +22,6 @@ use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::schedule::CoordinateSelector;
 pub use crate::schedule::{Averaging, CoordinateOrder, Schedule};
 use crate::solver::{check_finite, Solver, Streams};
-use dp_models::simd::blocks::MAX_BLOCK;
 use dp_models::{Dataset, Loss, Penalty};
 use rand::{Rng, RngCore};
 
@@ -73,9 +72,6 @@ where
     // coordinate stream is drawn in the same order as before, so the iterates are the
     // same as with a separate update.
     let mut pending: Option<(usize, f64)> = None;
-    // Blocks (dense designs): the gradients of the next few drawn coordinates from one
-    // sweep of z, used while the steps in between are zero steps (see `Lookahead`).
-    let mut ahead = Lookahead::new(prob.x.block_width(), p);
     // Lazy averaging state: acc_j = sum of theta_j^k over the k already
     // passed, last_j = first index k whose value is the current w_j.
     let (mut acc, mut last) = if schedule.averaged {
@@ -89,22 +85,12 @@ where
             last.iter_mut().for_each(|l| *l = 1);
         }
         for k in 0..schedule.inner {
-            let (j, g) = if ahead.width > 1 {
-                if ahead.valid == 0 {
-                    // Draw ahead (never past the end of this inner loop, so the draws
-                    // are exactly the ones the loop makes, in the same order).
-                    ahead.fill(&mut selector, coord_rng, schedule.inner - k);
-                    ahead.compute(prob, pending.take(), z, y, clip);
-                }
-                ahead.pop()
-            } else {
-                let j = selector.next(coord_rng);
-                let g = prob
-                    .x
-                    .step_grad_sum(pending.take(), j, prob.loss, z, y, clip.for_coord(j));
-                (j, g)
-            };
-            let g = noise.perturb(j, g * inv_n);
+            let j = selector.next(coord_rng);
+            let g = prob
+                .x
+                .step_grad_sum(pending.take(), j, prob.loss, z, y, clip.for_coord(j))
+                * inv_n;
+            let g = noise.perturb(j, g);
             let old = w[j];
             let step = prob.steps[j];
             let new = prob.penalty.prox_1d(j, old - step * g, step);
@@ -115,11 +101,8 @@ where
                 }
                 pending = Some((j, new - old));
                 w[j] = new;
-                // z changes: the gradients computed ahead are stale.
-                ahead.moved(j);
             } else {
                 zero_steps += 1;
-                ahead.stayed(j);
             }
         }
         if schedule.averaged {
@@ -143,138 +126,6 @@ where
         z.iter_mut().zip(prob.y).for_each(|(zi, &yi)| *zi += yi);
     }
     zero_steps
-}
-
-/// The coordinates drawn ahead of the loop and their gradient sums, computed in blocks
-/// of up to `width` columns from one sweep of `z`
-/// ([`ColumnKernels::block_grad_sums`]).
-///
-/// A gradient computed ahead is used only if every step between its computation and
-/// its use was a zero step (`z` unchanged), so it is bit for bit the gradient the
-/// one-column loop would compute, and the iterates are the same. A block extends past a
-/// coordinate only if its last step was a zero step (`zero_hint`, a prediction: a
-/// coordinate at 0 under an L1 penalty usually stays there); after a step that moves,
-/// the gradients left are recomputed in the next block (with the pending update).
-struct Lookahead {
-    width: usize,
-    /// Queue of drawn coordinates, `coords[head..len]`; the first `valid` have their
-    /// gradient sum in `sums`.
-    coords: [usize; MAX_BLOCK],
-    sums: [f64; MAX_BLOCK],
-    head: usize,
-    len: usize,
-    valid: usize,
-    zero_hint: Vec<bool>,
-}
-
-impl Lookahead {
-    fn new(width: usize, p: usize) -> Self {
-        let width = width.min(block_cap()).clamp(1, MAX_BLOCK);
-        Self {
-            width,
-            coords: [0; MAX_BLOCK],
-            sums: [0.0; MAX_BLOCK],
-            head: 0,
-            len: 0,
-            valid: 0,
-            zero_hint: if width > 1 {
-                vec![false; p]
-            } else {
-                Vec::new()
-            },
-        }
-    }
-
-    /// Moves the queue to the front and draws coordinates while the last one is
-    /// predicted to be a zero step, up to `width` and to `left` queued in all.
-    fn fill<R: Rng + ?Sized>(&mut self, sel: &mut CoordinateSelector, rng: &mut R, left: u64) {
-        self.coords.copy_within(self.head..self.len, 0);
-        self.len -= self.head;
-        self.head = 0;
-        let cap = (self.width as u64).min(left) as usize;
-        while self.len < cap && (self.len == 0 || self.zero_hint[self.coords[self.len - 1]]) {
-            self.coords[self.len] = sel.next(rng);
-            self.len += 1;
-        }
-    }
-
-    /// The gradient sums of every queued coordinate, after the pending update.
-    fn compute<D, L, P, C>(
-        &mut self,
-        prob: &CdProblem<'_, D, L, P>,
-        update: Option<(usize, f64)>,
-        z: &mut [f64],
-        y: Option<&[f64]>,
-        clip: &C,
-    ) where
-        D: ColumnKernels,
-        L: Loss + ?Sized,
-        P: Penalty + ?Sized,
-        C: ClipRule,
-    {
-        let cols = &self.coords[..self.len];
-        if let [j] = cols {
-            self.sums[0] = prob
-                .x
-                .step_grad_sum(update, *j, prob.loss, z, y, clip.for_coord(*j));
-        } else {
-            #[cfg(test)]
-            MULTI_BLOCKS.with(|c| c.set(c.get() + 1));
-            let clips: [C::Clip; MAX_BLOCK] =
-                std::array::from_fn(|k| clip.for_coord(cols[k.min(cols.len() - 1)]));
-            prob.x.block_grad_sums(
-                update,
-                cols,
-                prob.loss,
-                z,
-                y,
-                &clips[..cols.len()],
-                &mut self.sums,
-            );
-        }
-        self.valid = self.len;
-    }
-
-    /// The next coordinate and its gradient sum.
-    fn pop(&mut self) -> (usize, f64) {
-        let out = (self.coords[self.head], self.sums[self.head]);
-        self.head += 1;
-        self.valid -= 1;
-        out
-    }
-
-    fn moved(&mut self, j: usize) {
-        if self.width > 1 {
-            self.valid = 0;
-            self.zero_hint[j] = false;
-        }
-    }
-
-    fn stayed(&mut self, j: usize) {
-        if self.width > 1 {
-            self.zero_hint[j] = true;
-        }
-    }
-}
-
-#[cfg(not(test))]
-#[inline(always)]
-fn block_cap() -> usize {
-    MAX_BLOCK
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Tests set this to 1 to run the one-column loop on a dense design.
-    pub(crate) static BLOCK_CAP: std::cell::Cell<usize> = const { std::cell::Cell::new(MAX_BLOCK) };
-    /// Number of blocks of more than one column computed (tests check that the block
-    /// path ran).
-    pub(crate) static MULTI_BLOCKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-#[cfg(test)]
-fn block_cap() -> usize {
-    BLOCK_CAP.with(|c| c.get())
 }
 
 /// Validates a coordinate-smoothness vector for a `p`-feature problem.
@@ -500,124 +351,5 @@ impl<D: ColumnKernels, L: Loss, P: Penalty> Solver<D> for Cd<L, P> {
                 ..Diagnostics::default()
             },
         })
-    }
-}
-
-#[cfg(test)]
-mod block_tests {
-    use super::*;
-    use crate::solver::Switches;
-    use crate::{DpCdParams, Fitted};
-    use dp_models::{DenseDesign, Logistic, Squared, L1};
-    use rand::SeedableRng;
-    use rand_chacha::ChaCha20Rng;
-
-    fn data(n: usize, p: usize, classify: bool) -> Dataset<DenseDesign> {
-        let mut rng = ChaCha20Rng::seed_from_u64(4);
-        let x: Vec<f64> = (0..n * p).map(|_| rng.random_range(-1.0..1.0)).collect();
-        let y = (0..n)
-            .map(|i| {
-                let v = x[i * p] - 0.5 * x[i * p + 1]
-                    + 0.25 * x[i * p + 2]
-                    + 0.2 * rng.random_range(-1.0..1.0);
-                if classify {
-                    if v > 0.0 {
-                        1.0
-                    } else {
-                        -1.0
-                    }
-                } else {
-                    v
-                }
-            })
-            .collect();
-        Dataset::new(DenseDesign::from_row_major(n, p, &x).unwrap(), y).unwrap()
-    }
-
-    /// The fit with blocks (width `MAX_BLOCK`) and without (width 1), and the number of
-    /// multi-column blocks the first one computed.
-    fn with_and_without(fit: impl Fn() -> Fitted) -> (Fitted, Fitted, u64) {
-        BLOCK_CAP.with(|c| c.set(MAX_BLOCK));
-        MULTI_BLOCKS.with(|c| c.set(0));
-        let a = fit();
-        let blocks = MULTI_BLOCKS.with(|c| c.get());
-        BLOCK_CAP.with(|c| c.set(1));
-        let b = fit();
-        BLOCK_CAP.with(|c| c.set(MAX_BLOCK));
-        (a, b, blocks)
-    }
-
-    fn same(a: &Fitted, b: &Fitted, what: &str) {
-        let bits =
-            |f: &Fitted| -> Vec<u64> { f.model.coefficients.iter().map(|v| v.to_bits()).collect() };
-        assert_eq!(bits(a), bits(b), "{what}");
-        assert_eq!(a.diagnostics.zero_steps, b.diagnostics.zero_steps, "{what}");
-        assert_eq!(
-            a.diagnostics.objective.to_bits(),
-            b.diagnostics.objective.to_bits(),
-            "{what}"
-        );
-    }
-
-    /// Seeded CD and DP-CD fits on dense designs are bit for bit the same with and
-    /// without blocks, for losses with and without labels (residual form), every
-    /// coordinate order and averaging mode; mixes of zero and non-zero steps.
-    #[test]
-    fn blocks_give_the_same_iterates_bit_for_bit() {
-        let orders = [
-            CoordinateOrder::Uniform,
-            CoordinateOrder::Cyclic,
-            CoordinateOrder::Permutation,
-        ];
-        let averagings = [Averaging::LastIterate, Averaging::Every(7), Averaging::Once];
-        let reg = data(203, 24, false);
-        let cls = data(203, 24, true);
-        let mut total_blocks = 0;
-        for order in orders {
-            for averaging in averagings {
-                for lambda in [0.002, 0.05] {
-                    let what = format!("{order:?} {averaging:?} lambda={lambda}");
-                    let cd = CdParams::new(Squared::half(), L1::new(lambda).unwrap())
-                        .passes(6)
-                        .averaging(averaging)
-                        .coordinate_order(order)
-                        .build()
-                        .unwrap();
-                    let (a, b, n) = with_and_without(|| cd.fit_seeded(&reg, 3).unwrap());
-                    same(&a, &b, &format!("cd squared {what}"));
-                    assert!(a.diagnostics.zero_steps > 0 && a.diagnostics.zero_steps < 6 * 24);
-                    total_blocks += n;
-                    let cd = CdParams::new(Logistic, L1::new(lambda).unwrap())
-                        .passes(6)
-                        .averaging(averaging)
-                        .coordinate_order(order)
-                        .build()
-                        .unwrap();
-                    let (a, b, n) = with_and_without(|| cd.fit_seeded(&cls, 3).unwrap());
-                    same(&a, &b, &format!("cd logistic {what}"));
-                    total_blocks += n;
-                    let dp = DpCdParams::new(Squared::half(), L1::new(lambda).unwrap())
-                        .epsilon(5.0)
-                        .delta(1e-4)
-                        .passes(6)
-                        .clip(0.5)
-                        .averaging(averaging)
-                        .coordinate_order(order)
-                        .allow_non_private_constants(true)
-                        .build()
-                        .unwrap();
-                    let (a, b, n) = with_and_without(|| {
-                        dp.fit_inner(&reg, crate::solver::Streams::from_seed(9), Switches::ON)
-                            .unwrap()
-                    });
-                    same(&a, &b, &format!("dp-cd squared {what}"));
-                    total_blocks += n;
-                }
-            }
-        }
-        assert!(
-            total_blocks > 100,
-            "the block path ran {total_blocks} times"
-        );
     }
 }

@@ -5,7 +5,6 @@
 //! identity. With clipping at `+inf` and no noise a private solver therefore computes
 //! exactly (bit for bit) what its twin computes; the crate's tests check it.
 
-use dp_models::simd::blocks::MAX_BLOCK;
 use dp_models::{DenseDesign, Design, Loss, SparseDesign};
 
 /// Per-sample clipping of a scalar: `sign(v) min(|v|, c)`.
@@ -158,40 +157,6 @@ pub trait ColumnKernels: Design {
             }
         }
     }
-
-    /// The most columns [`ColumnKernels::block_grad_sums`] computes from one sweep
-    /// (at most [`MAX_BLOCK`]); 1 (the default) means the solvers take one column per
-    /// step and never call it.
-    fn block_width(&self) -> usize {
-        1
-    }
-
-    /// The gradients of several coordinates at one predictor:
-    /// `out[c] = step_grad_sum(update, cols[0], ..)` for `c = 0` and
-    /// `step_grad_sum(None, cols[c], ..)` for the others, bit for bit, i.e. the
-    /// pending update is applied once and every column's gradient is taken at the
-    /// updated `z`. Valid for the solvers only while the steps in between are zero
-    /// steps (they leave `z` unchanged). `cols.len() <= block_width()`; `clips[c]` is the
-    /// clipping of `cols[c]`; `out` at least as long as `cols`.
-    ///
-    /// The default calls [`ColumnKernels::step_grad_sum`] per column; the dense
-    /// design reads `z` once for the whole block ([`Loss::dense_block_grad_sums`]).
-    #[allow(clippy::too_many_arguments)]
-    fn block_grad_sums<L: Loss + ?Sized, C: Clip>(
-        &self,
-        update: Option<(usize, f64)>,
-        cols: &[usize],
-        loss: &L,
-        z: &mut [f64],
-        y: Option<&[f64]>,
-        clips: &[C],
-        out: &mut [f64],
-    ) {
-        let mut update = update;
-        for (k, &j) in cols.iter().enumerate() {
-            out[k] = self.step_grad_sum(update.take(), j, loss, z, y, clips[k]);
-        }
-    }
 }
 
 /// `sum_k clip(phi'(z_{i_k}, y_{i_k}) x_k)` over one sparse column's non-zeros
@@ -288,38 +253,6 @@ impl ColumnKernels for DenseDesign {
             }
             _ => loss.dense_col_grad_sum(self.col(j), z, y, clip.bound()),
         }
-    }
-
-    #[inline]
-    fn block_width(&self) -> usize {
-        MAX_BLOCK
-    }
-
-    #[inline]
-    fn block_grad_sums<L: Loss + ?Sized, C: Clip>(
-        &self,
-        update: Option<(usize, f64)>,
-        cols: &[usize],
-        loss: &L,
-        z: &mut [f64],
-        y: Option<&[f64]>,
-        clips: &[C],
-        out: &mut [f64],
-    ) {
-        let m = cols.len().min(MAX_BLOCK);
-        let mut xs: [&[f64]; MAX_BLOCK] = [&[]; MAX_BLOCK];
-        let mut bounds = [f64::INFINITY; MAX_BLOCK];
-        let mut clipped = false;
-        for k in 0..m {
-            xs[k] = self.col(cols[k]);
-            if let Some(c) = clips[k].bound() {
-                bounds[k] = c;
-                clipped = true;
-            }
-        }
-        let update = update.map(|(k, a)| (self.col(k), a));
-        let clips = clipped.then_some(&bounds[..m]);
-        loss.dense_block_grad_sums(update, &xs[..m], z, y, clips, out);
     }
 }
 
