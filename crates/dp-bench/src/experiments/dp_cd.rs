@@ -1212,7 +1212,11 @@ fn targets(problems: &[Problem], records: &[Record]) -> (String, Vec<Verdict>) {
                             }
                         ),
                     )
-                    .because(if met { String::new() } else { why.clone() }),
+                    .because(if met || why == "-" {
+                        String::new()
+                    } else {
+                        why.clone()
+                    }),
                 );
                 (
                     format!(
