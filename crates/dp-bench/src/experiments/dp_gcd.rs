@@ -1575,7 +1575,7 @@ fn render_report(
             "n x p",
             "F*",
             "certificate",
-            "||w*||_0",
+            "‖w*‖₀",
             "(F(0)-F*)/F*",
             "alpha (5-quasi-sparse)",
             "setup s",
@@ -1661,7 +1661,7 @@ fn render_report(
     s.push_str(&markdown_table(
         &[
             "problem",
-            "||w*||_0",
+            "‖w*‖₀",
             "algorithm",
             "ours",
             "paper",
