@@ -50,9 +50,12 @@ fn log_keys(lo: f64, hi: f64) -> Vec<f64> {
     keys
 }
 
-/// A short tick label: `0.02`, `5e-4`, `1`.
-fn format_tick(v: f64) -> String {
-    if (1e-2..1e3).contains(&v.abs()) {
+/// A short tick label: `0.02`, `5e-4`, `1`, `0`.
+pub fn format_tick(v: f64) -> String {
+    if v == 0.0 {
+        return "0".to_owned();
+    }
+    if (1e-3..1e3).contains(&v.abs()) {
         let s = format!("{v:.3}");
         s.trim_end_matches('0').trim_end_matches('.').to_owned()
     } else {
@@ -78,14 +81,43 @@ pub struct ErrorFigure {
 /// Width in pixels of the legend column of [`ErrorFigure::to_svg_legend_right`].
 const LEGEND_WIDTH: u32 = 250;
 
-const COLORS: [RGBColor; 6] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
+/// A qualitative palette that stays distinguishable in print and for the common forms of
+/// colour blindness: Okabe & Ito's (2008) colours, yellow replaced by a darker ochre that
+/// reads on white, then a mid grey. Experiments that fix an algorithm's colour pick from
+/// it, so that no two series of a figure share a hue.
+pub const PALETTE: [(u8, u8, u8); 8] = [
+    (0, 114, 178),   // blue
+    (230, 159, 0),   // orange
+    (0, 158, 115),   // bluish green
+    (213, 94, 0),    // vermillion
+    (204, 121, 167), // reddish purple
+    (86, 180, 233),  // sky blue
+    (166, 128, 0),   // ochre
+    (110, 110, 110), // grey
 ];
+
+const COLORS: [RGBColor; 8] = [
+    RGBColor(PALETTE[0].0, PALETTE[0].1, PALETTE[0].2),
+    RGBColor(PALETTE[1].0, PALETTE[1].1, PALETTE[1].2),
+    RGBColor(PALETTE[2].0, PALETTE[2].1, PALETTE[2].2),
+    RGBColor(PALETTE[3].0, PALETTE[3].1, PALETTE[3].2),
+    RGBColor(PALETTE[4].0, PALETTE[4].1, PALETTE[4].2),
+    RGBColor(PALETTE[5].0, PALETTE[5].1, PALETTE[5].2),
+    RGBColor(PALETTE[6].0, PALETTE[6].1, PALETTE[6].2),
+    RGBColor(PALETTE[7].0, PALETTE[7].1, PALETTE[7].2),
+];
+
+/// A published value the paper gives without a budget (e.g. a table's tuned result): a
+/// dashed horizontal line across the plot, labelled in the legend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefLine {
+    /// Legend label (say where the value comes from).
+    pub label: String,
+    /// The value (y axis).
+    pub y: f64,
+    /// Colour.
+    pub color: (u8, u8, u8),
+}
 
 impl ErrorFigure {
     /// Renders the figure as an SVG document.
@@ -99,6 +131,16 @@ impl ErrorFigure {
     }
 
     fn render(&self, width: u32, height: u32, legend_right: bool) -> Result<String> {
+        self.render_with(width, height, legend_right, &[])
+    }
+
+    fn render_with(
+        &self,
+        width: u32,
+        height: u32,
+        legend_right: bool,
+        refs: &[RefLine],
+    ) -> Result<String> {
         let pts = || self.series.iter().flat_map(|s| s.points.iter());
         if pts().next().is_none() {
             bail!("figure '{}' has no points", self.title);
@@ -113,6 +155,12 @@ impl ErrorFigure {
                     y0 = y0.min(y);
                     y1 = y1.max(y);
                 }
+            }
+        }
+        for r in refs {
+            if r.y.is_finite() && r.y > 0.0 {
+                y0 = y0.min(r.y);
+                y1 = y1.max(r.y);
             }
         }
         if !y0.is_finite() {
@@ -176,10 +224,11 @@ impl ErrorFigure {
                     .light_line_style(WHITE)
                     .x_desc(self.x_label.as_str())
                     .y_desc(self.y_label.as_str())
-                    .x_label_formatter(&|v| format!("{v}"))
+                    .x_label_formatter(&|v| format_tick(*v))
                     .y_label_formatter(&|v| format_tick(*v))
                     .draw()
                     .map_err(|e| anyhow!("{e:?}"))?;
+                draw_refs(&mut chart, refs, x0, x1)?;
                 self.draw_series(&mut chart, cap, !legend_right)?;
             } else {
                 let mut chart = ChartBuilder::on(&root)
@@ -197,10 +246,11 @@ impl ErrorFigure {
                     .y_label_formatter(&|v| format_tick(*v))
                     .draw()
                     .map_err(|e| anyhow!("{e:?}"))?;
+                draw_refs(&mut chart, refs, x0, x1)?;
                 self.draw_series(&mut chart, cap, !legend_right)?;
             }
             if legend_right {
-                self.draw_side_legend(&side)?;
+                self.draw_side_legend(&side, refs)?;
             }
             full.present().map_err(|e| anyhow!("{e:?}"))?;
         }
@@ -300,29 +350,58 @@ impl ErrorFigure {
     fn draw_side_legend(
         &self,
         side: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+        refs: &[RefLine],
     ) -> Result<()> {
         let style = ("sans-serif", 13).into_font().color(&BLACK);
+        let mut row = 0;
         for (i, s) in self.series.iter().enumerate() {
             let color = s
                 .color
                 .map_or(COLORS[i % COLORS.len()], |(r, g, b)| RGBColor(r, g, b));
-            let y = 60 + 22 * i as i32;
-            side.draw(&PathElement::new(
-                vec![(6, y), (28, y)],
+            let y = 60 + 22 * row;
+            row += 1;
+            if s.label.starts_with("paper") {
+                side.draw(&Cross::new((17, y), 6, color.stroke_width(2)))
+                    .map_err(|e| anyhow!("{e:?}"))?;
+            } else {
+                side.draw(&PathElement::new(
+                    vec![(6, y), (28, y)],
+                    color.stroke_width(2),
+                ))
+                .map_err(|e| anyhow!("{e:?}"))?;
+                side.draw(&Circle::new((17, y), 3, color.filled()))
+                    .map_err(|e| anyhow!("{e:?}"))?;
+            }
+            side.draw(&Text::new(s.label.clone(), (34, y - 7), style.clone()))
+                .map_err(|e| anyhow!("{e:?}"))?;
+        }
+        for r in refs {
+            let color = RGBColor(r.color.0, r.color.1, r.color.2);
+            let y = 60 + 22 * row;
+            row += 1;
+            side.draw(&plotters::element::DashedPathElement::new(
+                vec![(4, y), (30, y)],
+                5,
+                3,
                 color.stroke_width(2),
             ))
             .map_err(|e| anyhow!("{e:?}"))?;
-            side.draw(&Circle::new((17, y), 3, color.filled()))
-                .map_err(|e| anyhow!("{e:?}"))?;
-            side.draw(&Text::new(s.label.clone(), (34, y - 7), style.clone()))
+            side.draw(&Text::new(r.label.clone(), (34, y - 7), style.clone()))
                 .map_err(|e| anyhow!("{e:?}"))?;
         }
         Ok(())
     }
 
-    /// Renders and writes the SVG atomically.
+    /// Renders and writes the SVG atomically, the legend right of the plot (outside the
+    /// data: a legend inside hides curves).
     pub fn save_svg(&self, path: &Path) -> Result<()> {
-        let svg = self.to_svg(720, 480)?;
+        self.save_svg_legend_right(path)
+    }
+
+    /// [`Self::save_svg`] with the paper's budget-less values as dashed horizontal lines.
+    pub fn save_svg_with_refs(&self, path: &Path, refs: &[RefLine]) -> Result<()> {
+        let width = 720 + LEGEND_WIDTH;
+        let svg = self.render_with(width, 480, true, refs)?;
         write_atomic(path, svg.as_bytes())
     }
 
@@ -331,6 +410,31 @@ impl ErrorFigure {
         let svg = self.to_svg_legend_right(720 + LEGEND_WIDTH, 480)?;
         write_atomic(path, svg.as_bytes())
     }
+}
+
+/// Draws each reference value as a dashed line across `[x0, x1]`.
+fn draw_refs<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    refs: &[RefLine],
+    x0: f64,
+    x1: f64,
+) -> Result<()>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for r in refs.iter().filter(|r| r.y.is_finite() && r.y > 0.0) {
+        let color = RGBColor(r.color.0, r.color.1, r.color.2);
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(x0, r.y), (x1, r.y)],
+                6,
+                4,
+                color.stroke_width(2),
+            ))
+            .map_err(|e| anyhow!("{e:?}"))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -396,6 +500,26 @@ mod tests {
         assert!(svg.contains("drawn at the top"));
         assert_eq!(format_tick(0.02), "0.02");
         assert_eq!(format_tick(5e-4), "5e-4");
+        assert_eq!(format_tick(0.001), "0.001");
+        assert_eq!(format_tick(0.0), "0");
+        // Reference lines: dashed, in the legend column right of the plot.
+        let refs = [RefLine {
+            label: "paper dp-gcd (Table 3)".into(),
+            y: 0.05,
+            color: PALETTE[0],
+        }];
+        let svg = fig.render_with(970, 480, true, &refs).unwrap();
+        assert!(svg.contains("paper dp-gcd (Table 3)"));
+        assert!(svg.contains("#0072B2"), "the palette's blue");
+        let plot_right = 970 - LEGEND_WIDTH;
+        let label_x = svg
+            .split("<text")
+            .find(|t| t.contains("\ndp-sgd\n"))
+            .and_then(|t| t.split("x=\"").nth(1))
+            .and_then(|t| t.split('"').next())
+            .and_then(|x| x.parse::<f64>().ok())
+            .unwrap();
+        assert!(label_x > plot_right as f64, "legend label at x = {label_x}");
         let empty = ErrorFigure {
             series: vec![],
             ..fig

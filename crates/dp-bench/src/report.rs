@@ -268,6 +268,73 @@ pub fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
 
+/// One target of an experiment judged on the run's own numbers, for [`reading_section`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// What the paper (or the theory) claims, in words.
+    pub target: String,
+    /// `Some(true)` met, `Some(false)` missed, `None` not measured in this run.
+    pub met: Option<bool>,
+    /// The measurement behind the verdict and by how much it meets or misses the target
+    /// (numbers from the run, never typed).
+    pub by: String,
+    /// Why, when the run's data tells (empty otherwise).
+    pub reason: String,
+}
+
+impl Verdict {
+    /// A verdict with no known reason.
+    pub fn new(target: impl Into<String>, met: Option<bool>, by: impl Into<String>) -> Self {
+        Self {
+            target: target.into(),
+            met,
+            by: by.into(),
+            reason: String::new(),
+        }
+    }
+    /// Attaches the reason.
+    pub fn because(mut self, reason: impl Into<String>) -> Self {
+        self.reason = reason.into();
+        self
+    }
+}
+
+/// The "Reading" section closing every report: a count of the targets met, then one line
+/// per target (met / missed / not measured, by how much, and why when known). Generated
+/// from the verdicts, which the experiments compute from the run's data.
+pub fn reading_section(intro: &str, verdicts: &[Verdict]) -> String {
+    let met = verdicts.iter().filter(|v| v.met == Some(true)).count();
+    let missed = verdicts.iter().filter(|v| v.met == Some(false)).count();
+    let unknown = verdicts.len() - met - missed;
+    let mut s = String::from("\n## Reading\n\n");
+    if !intro.is_empty() {
+        s.push_str(intro);
+        s.push(' ');
+    }
+    s.push_str(&format!(
+        "{met} of {} targets met, {missed} missed{}.\n\n",
+        verdicts.len(),
+        if unknown > 0 {
+            format!(", {unknown} not measured in this run")
+        } else {
+            String::new()
+        }
+    ));
+    for v in verdicts {
+        let word = match v.met {
+            Some(true) => "met",
+            Some(false) => "**missed**",
+            None => "not measured",
+        };
+        s.push_str(&format!("- {word}: {} — {}", v.target, v.by));
+        if !v.reason.is_empty() {
+            s.push_str(&format!(". Why: {}", v.reason));
+        }
+        s.push_str(".\n");
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,5 +408,21 @@ mod tests {
             let b = process_cpu_seconds().unwrap();
             assert!(b >= a, "{a} -> {b}");
         }
+    }
+
+    #[test]
+    fn reading_counts_and_lists_every_verdict() {
+        let v = [
+            Verdict::new("A below B", Some(true), "0.1 vs 0.2 (x0.50)"),
+            Verdict::new("C within 2x", Some(false), "x3.10").because("clipping bias"),
+            Verdict::new("D", None, "no run"),
+        ];
+        let s = reading_section("Quick profile.", &v);
+        assert!(s.starts_with(
+            "\n## Reading\n\nQuick profile. 1 of 3 targets met, 1 missed, 1 not measured"
+        ));
+        assert!(s.contains("- met: A below B — 0.1 vs 0.2 (x0.50).\n"));
+        assert!(s.contains("- **missed**: C within 2x — x3.10. Why: clipping bias.\n"));
+        assert!(s.contains("- not measured: D — no run.\n"));
     }
 }

@@ -28,7 +28,7 @@ use rand::{Rng, RngCore};
 
 pub use crate::constants::Smoothness;
 
-/// Builder of DP-CD. Required: `epsilon`, `delta`, `passes`, `clip`.
+/// Builder of DP-CD. Required: `epsilon`, `delta`, `passes` (or `steps`), `clip`.
 ///
 /// ```
 /// use dp_optim::{DpCdParams, Accounting};
@@ -50,6 +50,7 @@ pub struct DpCdParams<L, P> {
     penalty: P,
     privacy: PrivacyParams,
     passes: Option<u64>,
+    steps: Option<u64>,
     step_scale: f64,
     clip: Option<f64>,
     averaging: Averaging,
@@ -236,6 +237,7 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             penalty,
             privacy: PrivacyParams::default(),
             passes: None,
+            steps: None,
             step_scale: 1.0,
             clip: None,
             averaging: Averaging::LastIterate,
@@ -249,6 +251,14 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
     /// Number of passes (one pass = `p` coordinate updates; `T*K >= passes * p`).
     pub fn passes(mut self, passes: u64) -> Self {
         self.passes = Some(passes);
+        self
+    }
+    /// Exact number of coordinate updates instead of whole passes (a fraction of a pass: the DP-GCD
+    /// paper runs DP-CD and DP-SGD for 0.001 to 0.1 passes, i.e. that many coordinate updates).
+    /// Mutually exclusive with `passes`; the noise is calibrated to exactly this count
+    /// (rounded up to whole averaging periods `K`).
+    pub fn steps(mut self, steps: u64) -> Self {
+        self.steps = Some(steps);
         self
     }
     /// Step scale `gamma`: coordinate `j` moves with step `gamma / M_j`.
@@ -314,7 +324,18 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
     /// Checks every data-independent parameter once.
     pub fn build(self) -> Result<DpCd<L, P>> {
         let privacy = self.privacy.check()?;
-        let passes = positive_count("passes", self.passes.ok_or(OptimError::Missing("passes"))?)?;
+        let (passes, steps) = match (self.passes, self.steps) {
+            (Some(_), Some(_)) => {
+                return Err(OptimError::InvalidParameter {
+                    name: "steps",
+                    value: "both passes and steps".into(),
+                    expected: "set either passes or steps, not both",
+                })
+            }
+            (None, None) => return Err(OptimError::Missing("passes (or steps)")),
+            (Some(p), None) => (positive_count("passes", p)?, None),
+            (None, Some(s)) => (0, Some(positive_count("steps", s)?)),
+        };
         positive("step_scale", self.step_scale)?;
         let clip = positive("clip", self.clip.ok_or(OptimError::Missing("clip"))?)?;
         if let Averaging::Every(k) = self.averaging {
@@ -336,6 +357,7 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             penalty: self.penalty,
             privacy,
             passes,
+            steps,
             step_scale: self.step_scale,
             clip,
             averaging: self.averaging,
@@ -354,6 +376,8 @@ pub struct DpCd<L, P> {
     penalty: P,
     privacy: CheckedPrivacy,
     passes: u64,
+    /// Exact coordinate updates (instead of `passes * p`).
+    steps: Option<u64>,
     step_scale: f64,
     clip: f64,
     averaging: Averaging,
@@ -482,7 +506,10 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
     ) -> Result<(DpCdPlan, LedgerCalibration)> {
         let p = m.len();
         check_smoothness(m, p)?;
-        let schedule = Schedule::new(self.averaging, self.passes, p)?;
+        let schedule = match self.steps {
+            Some(steps) => Schedule::from_updates(self.averaging, steps)?,
+            None => Schedule::new(self.averaging, self.passes, p)?,
+        };
         let releases = schedule.updates();
         let gaussian = self.gaussian_plan(releases);
         let calibrated = if quantiles.is_some() {

@@ -79,7 +79,7 @@ use crate::privacy::{
     Adjacency, CheckedPrivacy, Guarantee, PrivacyParams,
 };
 use crate::solver::{check_finite, Solver};
-use calibration::{laplace_step_epsilon, zcdp_split};
+use calibration::{laplace_step_epsilon, zcdp_split_reserving};
 use dp_accounting::calibrate::{Accountant, RdpConversion};
 use dp_accounting::composition::CompositionMethod;
 use dp_accounting::ledger::{Charge, Ledger};
@@ -146,6 +146,7 @@ pub struct DpGcdParams<L, P> {
     rnm: RnmCalibration,
     composition: LaplaceComposition,
     selection_share: f64,
+    support_test: Option<f64>,
     noise: bool,
     smoothness: Smoothness,
     record_trajectory: bool,
@@ -171,6 +172,7 @@ impl<L: Loss, P: Penalty> DpGcdParams<L, P> {
             rnm: RnmCalibration::Conservative,
             composition: LaplaceComposition::Advanced,
             selection_share: 0.5,
+            support_test: None,
             noise: true,
             smoothness: Smoothness::FromData,
             record_trajectory: false,
@@ -224,6 +226,36 @@ impl<L: Loss, P: Penalty> DpGcdParams<L, P> {
     /// zCDP variant: fraction in (0, 1) of each iteration's rho spent on the selection.
     pub fn selection_share(mut self, share: f64) -> Self {
         self.selection_share = share;
+        self
+    }
+    /// zCDP variant: ends the fit with a private **support test** that spends the
+    /// fraction `fraction` in (0, 1) of the total zCDP budget (the `T` iterations share
+    /// the rest, split by [`DpGcdParams::selection_share`]).
+    ///
+    /// After the `T` iterations, for every coordinate `j` of the support `S` of `w`
+    /// (public: a function of the released iterate), the clipped gradient `g_j` is
+    /// released once more with Gaussian noise, and `w_j` is set to zero unless the
+    /// coordinate-wise minimiser of the quadratic upper bound,
+    /// `prox_{psi_j / M_j}(w_j - (g_j + eta_j) / M_j)`, is non-zero. For L1 this keeps
+    /// `j` iff `|M_j w_j - g_j - eta_j| > lambda`: at `w*`, a coordinate outside the
+    /// support of `w*` has `|grad_j| < lambda` and the test drops it; a coordinate of
+    /// the support keeps a margin `M_j |w_j|`. The kept coordinates are not moved.
+    ///
+    /// # Privacy
+    ///
+    /// Replace-one neighbours (`n` public), the same as the iterations. `S` is a
+    /// post-processing of earlier releases, so the test is an adaptively chosen
+    /// mechanism: the vector `(g_j / Delta_j)_{j in S}`, `Delta_j = 2 C_j / n`, has L2
+    /// sensitivity `sqrt(|S|)` (each clipped coordinate gradient moves by at most
+    /// `Delta_j`), and Gaussian noise of std `sqrt(|S|) Delta_j / sqrt(2 rho_test)` on
+    /// `g_j` makes its release `rho_test`-zCDP (Bun & Steinke 2016, Prop. 1.6) whatever
+    /// `|S|` is. It is charged to the ledger before the first draw as one Gaussian
+    /// release of noise multiplier `1 / sqrt(2 rho_test)`, and zCDP composition (Lemma
+    /// 2.3) gives `T (rho_sel + rho_upd) + rho_test <= rho_total`. The zeroing is
+    /// post-processing. Refused with the Laplace variant (its pure-DP accounting has no
+    /// Gaussian step).
+    pub fn support_test(mut self, fraction: f64) -> Self {
+        self.support_test = Some(fraction);
         self
     }
     /// Switches all noise off: the fit is **not private** (its model carries no privacy
@@ -300,6 +332,22 @@ impl<L: Loss, P: Penalty> DpGcdParams<L, P> {
                 self.loss.name()
             )));
         }
+        if let Some(f) = self.support_test {
+            if !(f > 0.0 && f < 1.0) {
+                return Err(invalid(
+                    "support_test",
+                    f,
+                    "the fraction of the zCDP budget spent on the support test must be in (0, 1)",
+                ));
+            }
+            if self.variant != Variant::Zcdp {
+                return Err(OptimError::Unsupported(
+                    "support_test needs Variant::Zcdp: its Gaussian release has no place in \
+                     the Laplace variant's pure-DP composition"
+                        .into(),
+                ));
+            }
+        }
         self.smoothness.check()?;
         // What the constants cost before the iterations. DP-CD-P-style private
         // estimation (`Smoothness::Private`) is charged in the fit, where its exact
@@ -363,6 +411,9 @@ struct GcdBudget {
     /// The iterations' share of the target (the target minus `spent`).
     epsilon: f64,
     calibration: Calibration,
+    /// zCDP budget of the final support test (zCDP variant with
+    /// [`DpGcdParams::support_test`]), charged with the iterations.
+    support_rho: Option<f64>,
 }
 
 impl GcdBudget {
@@ -377,6 +428,7 @@ impl GcdBudget {
     ) -> Result<GcdBudget> {
         let epsilon = remaining_epsilon(privacy.epsilon.get(), spent, "smoothness constants")?;
         let delta = privacy.delta.get();
+        let mut support_rho = None;
         let calibration = if !prm.noise {
             Calibration::Off
         } else {
@@ -389,18 +441,26 @@ impl GcdBudget {
                         prm.composition,
                     )?,
                 },
-                Variant::Zcdp => Calibration::Zcdp(zcdp_split(
-                    epsilon,
-                    delta,
-                    prm.iterations,
-                    prm.selection_share,
-                )?),
+                Variant::Zcdp => {
+                    let (split, reserved) = zcdp_split_reserving(
+                        epsilon,
+                        delta,
+                        prm.iterations,
+                        prm.selection_share,
+                        prm.support_test.unwrap_or(0.0),
+                    )?;
+                    if prm.support_test.is_some() {
+                        support_rho = Some(reserved);
+                    }
+                    Calibration::Zcdp(split)
+                }
             }
         };
         let mut budget = GcdBudget {
             prior,
             epsilon,
             calibration,
+            support_rho,
         };
         budget.fit_to_ledger(prm, privacy)?;
         Ok(budget)
@@ -697,6 +757,69 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
             }
         }
 
+        // --- Support test (optional) -------------------------------------------------
+        // # Privacy
+        // See [`DpGcdParams::support_test`]: S = supp(w) is public (post-processing of the
+        // released iterate); (g_j / Delta_j)_{j in S} has L2 sensitivity sqrt(|S|) under
+        // replace-one, so Gaussian noise of std sqrt(|S|) Delta_j / sqrt(2 rho_test) on
+        // each g_j is rho_test-zCDP (Bun & Steinke 2016, Prop. 1.6), charged above as one
+        // Gaussian release of multiplier 1 / sqrt(2 rho_test). Zeroing is post-processing.
+        let mut support_dropped = 0usize;
+        if prm.support_test.is_some() {
+            let test_multiplier = match (budget.calibration, budget.support_rho) {
+                (Calibration::Off, _) => Some(0.0),
+                (_, Some(rho)) => Some(1.0 / (2.0 * rho).sqrt()),
+                _ => None,
+            };
+            let support = w.iter().filter(|v| **v != 0.0).count();
+            if let (Some(mult), true) = (test_multiplier, support > 0) {
+                for ((d, &zi), &yi) in deriv.iter_mut().zip(&z).zip(y) {
+                    *d = prm.loss.derivative(zi, yi);
+                }
+                gradient::pass(
+                    &ctx,
+                    &deriv,
+                    &w,
+                    SelectionNoise::Off,
+                    [0u8; 32],
+                    &mut grad,
+                    &mut scores,
+                );
+                let spread = (support as f64).sqrt();
+                for j in 0..p {
+                    if w[j] == 0.0 {
+                        continue;
+                    }
+                    let delta_j = 2.0 * clip_j[j] * inv_n;
+                    let noisy = if mult > 0.0 {
+                        grad[j] + Gaussian::new(mult * spread * delta_j)?.sample(rng)
+                    } else {
+                        grad[j]
+                    };
+                    let inv_m = 1.0 / m[j];
+                    let keep = prm.penalty.prox_1d(j, w[j] - inv_m * noisy, inv_m);
+                    if keep.is_nan() {
+                        return Err(diverged(t_iter));
+                    }
+                    if keep == 0.0 {
+                        x.col_axpy(j, -w[j], &mut z);
+                        w[j] = 0.0;
+                        support_dropped += 1;
+                    }
+                }
+                if prm.record_trajectory {
+                    trajectory.push(objective_value(
+                        &prm.loss,
+                        &prm.penalty,
+                        prm.ridge,
+                        y,
+                        &z,
+                        &w,
+                    ));
+                }
+            }
+        }
+
         let seconds = start.elapsed().as_secs_f64();
         check_finite("DP-GCD", &w, "lower the step scale")?;
         let objective = objective_value(&prm.loss, &prm.penalty, prm.ridge, y, &z, &w);
@@ -732,6 +855,8 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                         },
                         rho_selection,
                         rho_update,
+                        rho_support_test: budget.support_rho,
+                        support_test_dropped: prm.support_test.map(|_| support_dropped),
                         smoothness: m,
                         smoothness_provenance: provenance,
                     }),
@@ -873,6 +998,12 @@ impl GcdBudget {
                     noise_multiplier: update_noise_multiplier(&split),
                     count: t,
                 });
+                if let Some(rho) = self.support_rho {
+                    out.push(Charge::Gaussian {
+                        noise_multiplier: 1.0 / (2.0 * rho).sqrt(),
+                        count: 1,
+                    });
+                }
             }
         }
         Ok(out)
@@ -922,6 +1053,7 @@ impl GcdBudget {
                 }),
                 Calibration::Off => Calibration::Off,
             };
+            self.support_rho = self.support_rho.map(|r| r * shrink);
         }
         Err(OptimError::Unsupported(
             "internal: DP-GCD's calibration does not meet the target under its ledger's \

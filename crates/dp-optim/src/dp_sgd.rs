@@ -32,7 +32,7 @@ use dp_models::constants::Provenance;
 use dp_models::{Dataset, Design, Loss, Penalty};
 use rand::{Rng, RngCore};
 
-/// Builder of DP-SGD. Required: `epsilon`, `delta`, `passes`, `clip`; with
+/// Builder of DP-SGD. Required: `epsilon`, `delta`, `passes` (or `steps`), `clip`; with
 /// [`Adjacency::AddRemove`] also `public_n`.
 ///
 /// ```
@@ -55,6 +55,7 @@ pub struct DpSgdParams<L, P> {
     penalty: P,
     privacy: PrivacyParams,
     passes: Option<u64>,
+    steps: Option<u64>,
     step_scale: f64,
     clip: Option<f64>,
     batch_size: u64,
@@ -76,6 +77,7 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
             penalty,
             privacy: PrivacyParams::default(),
             passes: None,
+            steps: None,
             step_scale: 1.0,
             clip: None,
             batch_size: 1,
@@ -90,6 +92,13 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
     /// Number of passes (one pass = `ceil(n / b)` steps).
     pub fn passes(mut self, passes: u64) -> Self {
         self.passes = Some(passes);
+        self
+    }
+    /// Exact number of noisy gradient steps (of one batch each) instead of whole passes (a fraction of a pass: the DP-GCD
+    /// paper runs DP-CD and DP-SGD for 0.001 to 0.1 passes, i.e. that many noisy gradient steps (of one batch each)).
+    /// Mutually exclusive with `passes`; the noise is calibrated to exactly this count.
+    pub fn steps(mut self, steps: u64) -> Self {
+        self.steps = Some(steps);
         self
     }
     /// Step scale `gamma` (`eta = gamma / beta`).
@@ -142,7 +151,18 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
     /// Checks every data-independent parameter once.
     pub fn build(self) -> Result<DpSgd<L, P>> {
         let privacy = self.privacy.check()?;
-        let passes = positive_count("passes", self.passes.ok_or(OptimError::Missing("passes"))?)?;
+        let (passes, steps) = match (self.passes, self.steps) {
+            (Some(_), Some(_)) => {
+                return Err(OptimError::InvalidParameter {
+                    name: "steps",
+                    value: "both passes and steps".into(),
+                    expected: "set either passes or steps, not both",
+                })
+            }
+            (None, None) => return Err(OptimError::Missing("passes (or steps)")),
+            (Some(p), None) => (positive_count("passes", p)?, None),
+            (None, Some(s)) => (0, Some(positive_count("steps", s)?)),
+        };
         positive("step_scale", self.step_scale)?;
         let clip = positive("clip", self.clip.ok_or(OptimError::Missing("clip"))?)?;
         positive_count("batch_size", self.batch_size)?;
@@ -168,6 +188,7 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
             penalty: self.penalty,
             privacy,
             passes,
+            steps,
             step_scale: self.step_scale,
             clip,
             batch_size: self.batch_size,
@@ -187,6 +208,8 @@ pub struct DpSgd<L, P> {
     penalty: P,
     privacy: CheckedPrivacy,
     passes: u64,
+    /// Exact steps (instead of `passes * ceil(n / b)`).
+    steps: Option<u64>,
     step_scale: f64,
     clip: f64,
     batch_size: u64,
@@ -314,7 +337,10 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
                 expected: "the batch size must be at most n (sampling rate b/n <= 1)",
             });
         }
-        let steps = steps_for(self.passes, n, self.batch_size)?;
+        let steps = match self.steps {
+            Some(s) => s,
+            None => steps_for(self.passes, n, self.batch_size)?,
+        };
         let q = self.batch_size as f64 / n as f64;
         let plan = self.accountant_plan(steps, q)?;
         let calibrated = self

@@ -150,6 +150,13 @@ pub struct DpGcdPlan {
     pub rho_selection: Option<f64>,
     /// zCDP budget of one update (zCDP variant).
     pub rho_update: Option<f64>,
+    /// zCDP budget of the final support test (zCDP variant with a support test).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rho_support_test: Option<f64>,
+    /// How many coordinates the support test set to zero (a post-processing of its
+    /// private release).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub support_test_dropped: Option<usize>,
     /// Coordinate smoothness constants used (ridge included).
     pub smoothness: Vec<f64>,
     /// Their provenance.

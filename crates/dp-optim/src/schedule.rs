@@ -136,6 +136,12 @@ impl Schedule {
                 expected: "passes * p overflows u64; use fewer passes",
             })?;
         positive_count("passes * p", total)?;
+        Self::from_updates(averaging, total)
+    }
+    /// The schedule of at least `total >= 1` coordinate updates under `averaging`
+    /// (exactly `total` unless `Averaging::Every(K)` rounds up to whole periods).
+    pub fn from_updates(averaging: Averaging, total: u64) -> Result<Self> {
+        positive_count("steps", total)?;
         Ok(match averaging {
             Averaging::LastIterate => Self {
                 outer: total,

@@ -15,10 +15,11 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{objective_value, ExperimentConfig, Profile};
-use crate::figures::{BandPoint, ErrorFigure, Series};
+use crate::figures::{BandPoint, ErrorFigure, Series, PALETTE};
 use crate::report::{
     err4, finite, load_average, machine_description, markdown_table, or_diverged,
-    process_cpu_seconds, sci, write_atomic, write_json_atomic, Metadata, Summary,
+    process_cpu_seconds, reading_section, sci, write_atomic, write_json_atomic, Metadata, Summary,
+    Verdict,
 };
 use crate::runner::{logspace, run_tasks, BlockResult, Grid, Protocol, Task, TaskId};
 
@@ -780,16 +781,17 @@ pub fn write_figures(dir: &Path, records: &[Record]) -> Result<()> {
             match series.iter_mut().find(|s| s.label == label) {
                 Some(s) => s.points.push(point),
                 None => series.push(Series {
+                    // A qualitative palette (crate::figures::PALETTE): one hue per series.
                     color: Some(match label.as_str() {
-                        "dp-cd" => (31, 119, 180),
-                        "dp-cd (exact)" => (255, 127, 14),
-                        "dp-cd-cyclic" => (148, 103, 189),
-                        "dp-cd-cyclic (exact)" => (23, 190, 207),
-                        "dp-cd-p" => (44, 160, 44),
-                        "dp-sgd" => (214, 39, 40),
-                        "cd (non-private)" => (110, 110, 110),
-                        "dp-scd" => (140, 86, 75),
-                        _ => (127, 127, 127),
+                        "dp-cd" => PALETTE[0],
+                        "dp-cd (exact)" => PALETTE[1],
+                        "dp-cd-cyclic" => PALETTE[4],
+                        "dp-cd-cyclic (exact)" => PALETTE[5],
+                        "dp-cd-p" => PALETTE[2],
+                        "dp-sgd" => PALETTE[3],
+                        "cd (non-private)" => PALETTE[7],
+                        "dp-scd" => PALETTE[6],
+                        _ => (0, 0, 0),
                     }),
                     label,
                     points: vec![point],
@@ -814,7 +816,7 @@ pub fn write_figures(dir: &Path, records: &[Record]) -> Result<()> {
                     color: Some(if alg == Algorithm::DpCd {
                         (0, 0, 0)
                     } else {
-                        (214, 39, 40)
+                        PALETTE[3]
                     }),
                 });
             }
@@ -1030,7 +1032,8 @@ fn render_report(
     s.push_str(&markdown_table(&header, &rows));
 
     s.push_str("\n## Targets\n\n");
-    s.push_str(&targets(problems, records));
+    let (targets_text, verdicts) = targets(problems, records);
+    s.push_str(&targets_text);
 
     s.push_str("\n## Table 3: seconds per run (solver only), ours vs the paper\n\n");
     s.push_str("Each cell: ours / paper / speed-up paper÷ours. Ours is the mean over the fresh runs, which ran in parallel on all available cores (so each run shares the machine with another one).\n\n");
@@ -1124,11 +1127,22 @@ fn render_report(
         ));
     }
     s.push_str("\nFigures: `fig1-*.svg` (imbalanced problems, paper's Fig. 1) and `fig2-*.svg` (balanced, Fig. 2); line = mean, band = min/max over the fresh runs.\n");
+    s.push_str(&reading_section(
+        &format!(
+            "Targets of the DP-CD paper (Mangold, Bellet, Salmon & Tommasi, ICML 2022: Table 2, Sec. 6) and ours, \
+             checked on this run ({} profile).",
+            config.profile.name()
+        ),
+        &verdicts,
+    ));
     s
 }
 
-fn targets(problems: &[Problem], records: &[Record]) -> String {
+/// The targets' tables, and the same targets as verdicts for the closing "Reading"
+/// section.
+fn targets(problems: &[Problem], records: &[Record]) -> (String, Vec<Verdict>) {
     let mut s = String::new();
+    let mut verdicts = Vec::new();
     let mut rows = Vec::new();
     for (p, alg) in problems
         .iter()
@@ -1160,6 +1174,11 @@ fn targets(problems: &[Problem], records: &[Record]) -> String {
                     } else {
                         String::new()
                     }
+                } else if ours.diverged_runs > 0 {
+                    format!(
+                        "{} of {} fresh runs diverged",
+                        ours.diverged_runs, ours.runs
+                    )
                 } else {
                     match cd {
                         Some(c) if c > pm / 2.0 => format!(
@@ -1173,6 +1192,32 @@ fn targets(problems: &[Problem], records: &[Record]) -> String {
                         None => "-".into(),
                     }
                 };
+                verdicts.push(
+                    Verdict::new(
+                        format!(
+                            "{name}, {alg}: within 2× of the paper's best DP-CD mean (Table 2)"
+                        ),
+                        Some(met),
+                        format!(
+                            "{} at {} passes vs the paper's {} ± {} at {pp} (×{:.2}{})",
+                            err4(om),
+                            ours.passes,
+                            err4(pm),
+                            sci(ppm),
+                            om / pm,
+                            if within_band {
+                                ", inside the paper's ±"
+                            } else {
+                                ""
+                            }
+                        ),
+                    )
+                    .because(if met || why == "-" {
+                        String::new()
+                    } else {
+                        why.clone()
+                    }),
+                );
                 (
                     format!(
                         "{} (×{:.2}{})",
@@ -1183,6 +1228,17 @@ fn targets(problems: &[Problem], records: &[Record]) -> String {
                     format!("{} ± {} at {pp}", err4(pm), sci(ppm)),
                     why,
                 )
+            }
+            (Some(_), None) => {
+                verdicts.push(Verdict::new(
+                    format!("{name}, {alg}: within 2× of the paper's best DP-CD mean (Table 2)"),
+                    Some(false),
+                    format!(
+                        "no finite mean: {} of {} fresh runs diverged",
+                        ours.diverged_runs, ours.runs
+                    ),
+                ));
+                ("-".into(), "-".into(), "-".into())
             }
             _ => ("-".into(), "-".into(), "-".into()),
         };
@@ -1241,6 +1297,15 @@ fn targets(problems: &[Problem], records: &[Record]) -> String {
             }
             _ => None,
         };
+        if let (Some(o), Some(pp), true) = (ours, paper, p.name.imbalanced()) {
+            verdicts.push(Verdict::new(
+                format!(
+                    "{name}: DP-SGD's error at least ×{pp:.1} DP-CD's ({alg}; the paper's margin)"
+                ),
+                Some(o >= pp),
+                format!("×{o:.2}, {:.0} % of the paper's margin", 100.0 * o / pp),
+            ));
+        }
         let verdict = match (ours, paper) {
             (Some(o), Some(pp)) if p.name.imbalanced() => {
                 if o >= pp {
@@ -1353,7 +1418,45 @@ fn targets(problems: &[Problem], records: &[Record]) -> String {
     s.push_str(&format!(
         "\nOur non-private CD is above the paper's private DP-CD in {above} of {cells} cells.\n"
     ));
-    s
+    // DP-CD-P (private M_j) close to DP-CD on the imbalanced problems (the paper's claim).
+    for p in problems.iter().filter(|p| p.name.imbalanced()) {
+        let name = p.name.as_str();
+        let target = format!("{name}: DP-CD-P within 2× of DP-CD (both tuned, paper accounting)");
+        match (
+            best(records, name, "dp-cd-p", "paper"),
+            best(records, name, "dp-cd", "paper"),
+        ) {
+            (Some(a), Some(b)) => match (a.rel_error_mean, b.rel_error_mean) {
+                (Some(x), Some(y)) => verdicts.push(Verdict::new(
+                    target,
+                    Some(x <= 2.0 * y),
+                    format!(
+                        "{} at {} passes vs {} at {} passes (×{:.2})",
+                        err4(x),
+                        a.passes,
+                        err4(y),
+                        b.passes,
+                        x / y
+                    ),
+                )),
+                _ => verdicts.push(Verdict::new(
+                    target,
+                    Some(false),
+                    format!(
+                        "diverged runs: {} of {} (DP-CD-P), {} of {} (DP-CD)",
+                        a.diverged_runs, a.runs, b.diverged_runs, b.runs
+                    ),
+                )),
+            },
+            _ => verdicts.push(Verdict::new(target, None, "not run")),
+        }
+    }
+    verdicts.push(Verdict::new(
+        "ours: the exact (GDP) accounting never worse than the paper's RDP at the same seeds",
+        Some(ok == total),
+        format!("exact ≤ paper in {ok} of {total} cells"),
+    ));
+    (s, verdicts)
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ use super::{ExperimentConfig, Profile};
 use crate::figures::{BandPoint, ErrorFigure, Series};
 use crate::report::{
     finite, load_average, machine_description, markdown_table, or_diverged, process_cpu_seconds,
-    write_atomic, write_json_atomic, Metadata,
+    reading_section, write_atomic, write_json_atomic, Metadata, Verdict,
 };
 use crate::runner::{stable_seed, Stats};
 
@@ -154,12 +154,13 @@ impl Algorithm {
     }
     fn color(self) -> (u8, u8, u8) {
         match self {
-            Algorithm::DpScd => (31, 119, 180),
-            Algorithm::DpScdPaperNoise => (23, 190, 207),
-            Algorithm::SeqDpScd => (148, 103, 189),
-            Algorithm::DpSgd => (214, 39, 40),
-            Algorithm::Sdca => (110, 110, 110),
-            Algorithm::Sgd => (44, 160, 44),
+            // One hue per algorithm from the qualitative palette.
+            Algorithm::DpScd => crate::figures::PALETTE[0],
+            Algorithm::DpScdPaperNoise => crate::figures::PALETTE[1],
+            Algorithm::SeqDpScd => crate::figures::PALETTE[4],
+            Algorithm::DpSgd => crate::figures::PALETTE[3],
+            Algorithm::Sdca => crate::figures::PALETTE[7],
+            Algorithm::Sgd => crate::figures::PALETTE[2],
         }
     }
 }
@@ -1425,7 +1426,7 @@ fn write_figures(dir: &Path, s: &Summary) -> Result<()> {
             .and_then(|r| r.stand_in.clone())
             .map_or(String::new(), |x| format!(" [{x}]"));
         let fig = ErrorFigure {
-            title: format!("Fig. 1: {prob}{stand_in}"),
+            title: format!("Fig. 1: {prob}{stand_in}, test utility vs epsilon, delta = {DELTA}"),
             x_label: "epsilon (delta = 1e-3)".into(),
             y_label: if app == "ridge" {
                 "test MSE (min / mean / max)".into()
@@ -1467,7 +1468,7 @@ fn write_figures(dir: &Path, s: &Summary) -> Result<()> {
         }
         let fig = ErrorFigure {
             title: format!(
-                "Fig. 2: ridge objective vs epochs, eps = {e} [synthetic stand-in for YearPredictionMSD]"
+                "Fig. 2: ridge objective vs epochs, eps = {e}, delta = {DELTA} [synthetic stand-in for YearPredictionMSD]"
             ),
             x_label: "epochs (one run per budget)".into(),
             y_label: "training objective F(w)".into(),
@@ -1496,9 +1497,9 @@ fn write_figures(dir: &Path, s: &Summary) -> Result<()> {
     }
     if !series.is_empty() {
         ErrorFigure {
-            title:
-                "Fig. 3: DP-SCD test MSE vs L, eps = 1 [synthetic stand-in for YearPredictionMSD]"
-                    .into(),
+            title: format!(
+                "Fig. 3: DP-SCD test MSE vs L, eps = 1, delta = {DELTA} [synthetic stand-in for YearPredictionMSD]"
+            ),
             x_label: "mini-batch size L".into(),
             y_label: "test MSE (min / mean / max)".into(),
             log_x: true,
@@ -1695,7 +1696,37 @@ fn render_report(
             .collect::<Vec<_>>()
             .join(", ")
     ));
+    out.push_str(&reading_section(
+        &format!(
+            "The paper's qualitative claims (it prints no numbers), checked on this run ({} profile; a claim over \
+             several (problem, epsilon) points is met only when it holds at all of them).",
+            config.profile.name()
+        ),
+        &claim_verdicts(&sum.claims),
+    ));
     out
+}
+
+/// The claims as verdicts for the closing "Reading" section: `holds` is met, `partly` and
+/// `does not hold` are missed (with the measured numbers), `not measured` is neither.
+fn claim_verdicts(claims: &[Claim]) -> Vec<Verdict> {
+    claims
+        .iter()
+        .map(|c| {
+            let met = if c.verdict == "holds" {
+                Some(true)
+            } else if c.verdict == "not measured" {
+                None
+            } else {
+                Some(false)
+            };
+            Verdict::new(
+                c.claim.clone(),
+                met,
+                format!("{}: {}", c.verdict, c.measured),
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

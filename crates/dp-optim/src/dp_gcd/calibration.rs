@@ -146,6 +146,53 @@ pub fn zcdp_split(
     })
 }
 
+/// [`zcdp_split`] with a fraction `reserve` in `[0, 1)` of the total zCDP budget set aside
+/// for a final step (DP-GCD's support test, [`crate::dp_gcd::DpGcdParams::support_test`]):
+/// the `T` iterations share `(1 - reserve) rho_total`, and the second value is the
+/// reserved `rho` (0 when `reserve = 0`). zCDP composes additively (Bun & Steinke 2016,
+/// Lemma 2.3), so `T (rho_selection + rho_update) + rho_reserved <= rho_total`.
+pub fn zcdp_split_reserving(
+    epsilon: f64,
+    delta: f64,
+    iterations: u64,
+    selection_share: f64,
+    reserve: f64,
+) -> Result<(ZcdpSplit, f64)> {
+    if !(0.0..1.0).contains(&reserve) {
+        return Err(invalid(
+            "support_test",
+            reserve,
+            "the fraction of the zCDP budget reserved for the support test must be in [0, 1)",
+        ));
+    }
+    let full = zcdp_split(epsilon, delta, iterations, selection_share)?;
+    if reserve == 0.0 {
+        return Ok((full, 0.0));
+    }
+    let keep = 1.0 - reserve;
+    let rho_selection = next_down(full.rho_selection * keep);
+    let rho_update = next_down(full.rho_update * keep);
+    let reserved = next_down(full.rho_total * reserve).min(next_down(
+        full.rho_total - iterations as f64 * (rho_selection + rho_update),
+    ));
+    if reserved.is_nan() || reserved <= 0.0 {
+        return Err(invalid(
+            "support_test",
+            reserve,
+            "the reserved zCDP budget rounds to zero; use a larger fraction",
+        ));
+    }
+    Ok((
+        ZcdpSplit {
+            rho_total: full.rho_total,
+            rho_selection,
+            rho_update,
+            selection_epsilon: next_down((8.0 * rho_selection).sqrt()),
+        },
+        reserved,
+    ))
+}
+
 /// The next representable f64 below a positive finite `x`.
 pub(crate) fn next_down(x: f64) -> f64 {
     if x > 0.0 && x.is_finite() {
@@ -239,6 +286,23 @@ mod tests {
         assert!(10.0 * (s.rho_selection + s.rho_update) <= s.rho_total);
         assert!((s.selection_epsilon.powi(2) / 8.0) <= s.rho_selection);
         assert!(s.rho_selection > 0.0 && s.rho_update > 0.0);
+    }
+
+    #[test]
+    fn reserving_keeps_the_total_and_the_shares() {
+        let (full, zero) = zcdp_split_reserving(1.0, 1e-6, 10, 0.3, 0.0).unwrap();
+        assert_eq!(zero, 0.0);
+        assert_eq!(full, zcdp_split(1.0, 1e-6, 10, 0.3).unwrap());
+        let (s, r) = zcdp_split_reserving(1.0, 1e-6, 10, 0.3, 0.2).unwrap();
+        assert!(10.0 * (s.rho_selection + s.rho_update) + r <= s.rho_total);
+        // Within rounding, 20 % is reserved and the rest keeps the 30 / 70 split.
+        assert!((r / s.rho_total - 0.2).abs() < 1e-12);
+        assert!((s.rho_selection / (s.rho_selection + s.rho_update) - 0.3).abs() < 1e-12);
+        assert!((10.0 * (s.rho_selection + s.rho_update) / s.rho_total - 0.8).abs() < 1e-12);
+        for bad in [-0.1, 1.0, f64::NAN] {
+            let e = zcdp_split_reserving(1.0, 1e-6, 10, 0.3, bad).unwrap_err();
+            assert!(e.to_string().contains("support_test"), "{e}");
+        }
     }
 
     #[test]

@@ -510,3 +510,171 @@ fn private_gs_q_refuses_a_penalty_without_closed_form() {
         .fit_seeded(&data, 1)
         .unwrap();
 }
+
+/// Standard normal CDF (Numerical Recipes' `erfcc`, relative error < 1.2e-7).
+fn normal_cdf(x: f64) -> f64 {
+    let z = -x / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.5 * z.abs());
+    let poly = -z * z - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let erfc = t * poly.exp();
+    0.5 * if z >= 0.0 { erfc } else { 2.0 - erfc }
+}
+
+fn gcd_plan(rep: &Fitted) -> DpGcdPlan {
+    match rep.privacy().map(|p| p.plan.clone()) {
+        Some(SolverPlan::DpGcd(g)) => g,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The support test's budget by derivation: it is charged before the first draw (one
+/// more Gaussian entry in the ledger), the iterations get the rest of `rho_total`, the
+/// reported guarantee still meets the target, and the test only removes coordinates.
+#[test]
+fn support_test_is_charged_and_composes_within_the_target() {
+    let data = regression(80, 20, 3);
+    let base = || {
+        DpGcdParams::new(Squared::half(), L1::new(0.05).unwrap())
+            .epsilon(1.0)
+            .delta(1e-5)
+            .passes(8)
+            .step_scale(0.5)
+            .clip(2.0)
+            .rule(SelectionRule::GsR)
+            .variant(Variant::Zcdp)
+            .selection_share(0.3)
+            .allow_non_private_constants(true)
+    };
+    let plain = base().build().unwrap().fit_seeded(&data, 4).unwrap();
+    let tested = base()
+        .support_test(0.25)
+        .build()
+        .unwrap()
+        .fit_seeded(&data, 4)
+        .unwrap();
+    let (a, b) = (gcd_plan(&plain), gcd_plan(&tested));
+    let rho_total = dp_accounting::zcdp::rho_for_target(
+        dp_accounting::Epsilon::new(1.0).unwrap(),
+        dp_accounting::Delta::new(1e-5).unwrap(),
+    )
+    .unwrap();
+    let rho_test = b.rho_support_test.unwrap();
+    let per_iter = b.rho_selection.unwrap() + b.rho_update.unwrap();
+    assert!(8.0 * per_iter + rho_test <= rho_total);
+    assert!((rho_test / rho_total - 0.25).abs() < 1e-9, "{rho_test}");
+    // The iterations' share shrinks by 3/4, the split between them is kept.
+    assert!((b.rho_update.unwrap() / a.rho_update.unwrap() - 0.75).abs() < 1e-9);
+    assert!(b.rho_support_test.is_some() && a.rho_support_test.is_none());
+    let ledger = &tested.privacy().unwrap().ledger;
+    assert_eq!(ledger.entries().len(), 3);
+    match &ledger.entries()[2] {
+        Charge::Gaussian {
+            noise_multiplier,
+            count: 1,
+        } => assert!((noise_multiplier - 1.0 / (2.0 * rho_test).sqrt()).abs() < 1e-12),
+        other => panic!("{other:?}"),
+    }
+    let g = tested.guarantee().unwrap();
+    assert!(g.proven && g.epsilon <= 1.0 && g.delta <= 1e-5, "{g:?}");
+    // Noise off (the twin with the test): deterministic, and the test only zeroes
+    // coordinates of the support, never adds one.
+    let off = |test: bool| {
+        let p = DpGcdParams::new(Squared::half(), L1::new(0.05).unwrap())
+            .noise_off()
+            .clip(f64::INFINITY)
+            .passes(8)
+            .variant(Variant::Zcdp);
+        let p = if test { p.support_test(0.5) } else { p };
+        p.build().unwrap().fit_seeded(&data, 0).unwrap()
+    };
+    let (w0, w1) = (off(false), off(true));
+    for (u, v) in w0.model.coefficients.iter().zip(&w1.model.coefficients) {
+        assert!(*v == *u || *v == 0.0, "{u} -> {v}");
+    }
+}
+
+#[test]
+fn support_test_refuses_bad_settings() {
+    let base = || {
+        DpGcdParams::new(Squared::half(), L1::new(0.1).unwrap())
+            .epsilon(1.0)
+            .delta(1e-6)
+            .allow_non_private_constants(true)
+    };
+    for f in [0.0, 1.0, -0.5, f64::NAN] {
+        let e = base()
+            .variant(Variant::Zcdp)
+            .support_test(f)
+            .build()
+            .unwrap_err();
+        assert!(e.to_string().contains("support_test"), "{e}");
+    }
+    let e = base().support_test(0.2).build().unwrap_err();
+    assert!(e.to_string().contains("Zcdp"), "{e}");
+}
+
+/// The support test draws the noise its charge pays for. One feature equal to 1, all
+/// labels +1, logistic loss with `C = 0.01`: every per-sample gradient stays clipped, so
+/// `g = -C` at every iterate, the single update is `w = gamma (C - eta - lambda) / M`
+/// (`eta ~ N(0, s_u^2)`), and the test keeps `w` iff
+/// `gamma (C - eta - lambda) + C - eta' > lambda`, `eta' ~ N(0, s_t^2)`. With
+/// `a = C - lambda` and `gamma = 1e-3` the final `w` is zero with probability
+/// `1 - Phi(a / s_u) + Phi(a / s_u) (1 - Phi(a / s_t))` up to `O(gamma)`; `a = s_t` puts it
+/// near 0.16, where a factor 2 error in `s_t` would move it to 0.02 or 0.31.
+#[test]
+fn support_test_noise_matches_its_charge() {
+    let n = 1000usize;
+    let x = DenseDesign::from_row_major(n, 1, &vec![1.0; n]).unwrap();
+    let data = Dataset::new(x, vec![1.0; n]).unwrap();
+    let clip = 0.01;
+    let delta_j = 2.0 * clip / n as f64;
+    let plan = |lambda: f64| {
+        DpGcdParams::new(Logistic, L1::new(lambda).unwrap())
+            .epsilon(1.0)
+            .delta(1e-5)
+            .passes(1)
+            .step_scale(1e-3)
+            .clip(clip)
+            .rule(SelectionRule::GsR)
+            .variant(Variant::Zcdp)
+            .support_test(0.05)
+            .allow_non_private_constants(true)
+            .build()
+            .unwrap()
+    };
+    // Read the noise scales off a first fit's plan.
+    let probe = gcd_plan(&plan(0.001).fit_seeded(&data, 0).unwrap());
+    let s_u = probe.update_multiplier * delta_j;
+    let s_t = delta_j / (2.0 * probe.rho_support_test.unwrap()).sqrt();
+    assert!(s_t > 2.5 * s_u, "{s_t} {s_u}");
+    let a = s_t;
+    let solver = plan(clip - a);
+    let runs = 4000u64;
+    let zeros = (0..runs)
+        .filter(|&seed| solver.fit_seeded(&data, seed).unwrap().model.coefficients[0] == 0.0)
+        .count() as f64
+        / runs as f64;
+    let phi_u = normal_cdf(a / s_u);
+    let want = (1.0 - phi_u) + phi_u * (1.0 - normal_cdf(a / s_t));
+    let se = (want * (1.0 - want) / runs as f64).sqrt();
+    // The test has power: half or twice the noise would be outside the tolerance.
+    for wrong in [0.5, 2.0] {
+        let other = (1.0 - phi_u) + phi_u * (1.0 - normal_cdf(a / (wrong * s_t)));
+        assert!(
+            (other - want).abs() > 10.0 * se,
+            "{wrong}: {other} vs {want}"
+        );
+    }
+    assert!(
+        (zeros - want).abs() < 5.0 * se,
+        "zero rate {zeros} vs {want} (5 se = {})",
+        5.0 * se
+    );
+}
