@@ -16,6 +16,13 @@
 //! Problems: California (raw, LASSO with the paper's `(w^T x - y)^2` loss, lambda 0.1),
 //! Electricity (raw, logistic + (1e-3 / 2) ||w||^2) and a dense 1e5 x 100 synthetic
 //! LASSO design with standard-normal-like features.
+//!
+//! `dp-sgd-batch/*`: DP-SGD epochs with mini-batches (`b` = 64, 256, 1024, batches
+//! without replacement) on Electricity (logistic) and on a dense 20,000 x 100 logistic
+//! problem (labels the signs of the synthetic responses), 1 and 5 epochs each: the
+//! per-example row operations (row dot, derivative, clipping, row axpy) at the batch
+//! sizes of practice. `python3 benches/compare_rows.py` runs them side by side with a
+//! base binary.
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]
@@ -128,6 +135,39 @@ fn bench_problem<L: Loss + Clone, P: Penalty + Clone>(
     group.finish();
 }
 
+/// DP-SGD epochs at mini-batch sizes 64, 256 and 1024 (1 and 5 epochs).
+fn bench_dp_sgd_batches(c: &mut Criterion, name: &str, data: &Dataset<DenseDesign>) {
+    let n = data.n_samples();
+    let loss = Logistic;
+    let m = coordinate_smoothness(&loss, data.x()).expect("M_j");
+    let beta = Tagged::data_non_private(m.value.iter().sum::<f64>());
+    let mut group = c.benchmark_group(format!("dp-sgd-batch/{name}"));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for b in [64u64, 256, 1024] {
+        for epochs in [1u64, 5] {
+            let sgd = DpSgdParams::new(loss, L2::new(1e-3).expect("l2"))
+                .epsilon(1.0)
+                .delta(1.0 / (n as f64 * n as f64))
+                .passes(epochs)
+                .batch_size(b)
+                .step_scale(0.5)
+                .clip(1.0)
+                .smoothness(GlobalSmoothness::Given(beta.clone()))
+                .allow_non_private_constants(true)
+                .build()
+                .expect("dp-sgd params");
+            sgd.fit_seeded(data, 1).expect("dp-sgd fit"); // the calibration is memoised
+            group.bench_function(format!("b={b}/{epochs} epochs"), |bch| {
+                bch.iter(|| sgd.fit_seeded(data, 1).expect("dp-sgd fit"))
+            });
+        }
+    }
+    group.finish();
+}
+
 /// One read of the design: `sum_j <X_{:,j}, v>`.
 fn bench_read(c: &mut Criterion, name: &str, data: &Dataset<DenseDesign>) {
     let (n, p) = (data.n_samples(), data.n_features());
@@ -177,6 +217,17 @@ fn solvers(c: &mut Criterion) {
         &[1, 5],
     );
     bench_read(c, "electricity", &electricity);
+    bench_dp_sgd_batches(c, "electricity", &electricity);
+    let dense_logistic = {
+        let d = synthetic(20_000, 100);
+        let y = d
+            .y()
+            .iter()
+            .map(|&v| if v >= 0.0 { 1.0 } else { -1.0 })
+            .collect();
+        Dataset::new(d.x().clone(), y).expect("labels")
+    };
+    bench_dp_sgd_batches(c, "dense-20000x100", &dense_logistic);
     let dense = synthetic(100_000, 100);
     bench_read(c, "dense-1e5x100", &dense);
     bench_problem(

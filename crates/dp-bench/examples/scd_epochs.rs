@@ -8,18 +8,23 @@
 //! `P` passes, rounds interleave the solvers, and the per-epoch cost is
 //! `(median T(P) - median T(1)) / (P - 1)`: the fixed costs of a fit cancel.
 //!
-//! `cargo run --release -p dp-bench --example scd_epochs [-- ROUNDS]` (Linux only).
+//! `cargo run --release -p dp-bench --example scd_epochs [-- ROUNDS [PROBLEM]]` (Linux
+//! only; `PROBLEM`: only the problems whose name contains it). It also prints two
+//! per-row costs that bound the ratios: a logistic Newton step in a dependent chain
+//! (sequential SDCA cannot overlap them) and one normal draw from ChaCha20 (DP-SCD draws
+//! `p + 1` of them per step at `L = 1`).
 //!
 //! The fits use fixed seeds so that runs compare; a seed lets anyone replay the noise, so
 //! these fits are measurements, never releases. A model meant for publication is fitted
 //! with `fit` (noise from the operating system), which leaves no seed behind.
 
 use anyhow::{Context, Result};
+use dp_accounting::mechanisms::Gaussian;
 use dp_models::constants::coordinate_smoothness;
 use dp_models::preprocess::normalize_rows;
 use dp_models::{Dataset, DenseDesign, DualLoss, Logistic, Loss, Squared, L2};
 use dp_optim::{CdParams, DpScdParams, SdcaParams, Smoothness, Solver};
-use rand::{Rng, SeedableRng};
+use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
 const P: u64 = 5;
@@ -128,27 +133,77 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// Thread-CPU nanoseconds per call of `f` (repeated for >= 0.3 s of CPU).
+fn per_call_ns(mut f: impl FnMut() -> f64) -> Result<f64> {
+    let t0 = thread_cpu_ns()?;
+    let (mut t1, mut calls, mut sink) = (t0, 0u64, 0.0);
+    while t1 - t0 < MIN_NS {
+        sink += f();
+        calls += 1;
+        t1 = thread_cpu_ns()?;
+    }
+    std::hint::black_box(sink);
+    Ok((t1 - t0) as f64 / calls as f64)
+}
+
+/// The per-row costs that bound a dual epoch, each over `n` rows, in ns per row:
+/// `n` logistic Newton steps in a dependent chain (each step's `p` depends on the
+/// previous step, as in sequential SDCA) and one standard normal draw from ChaCha20
+/// (the noise of DP-SCD: `p` draws on `v` and one on `alpha` per step at `L = 1`), and
+/// the ChaCha20 output one draw consumes (one `next_u64`).
+fn components(n: usize) -> Result<(f64, f64, f64)> {
+    let newton = per_call_ns(|| {
+        let mut d = 0.1;
+        for i in 0..n {
+            let y = if i % 2 == 0 { 1.0 } else { -1.0 };
+            let alpha = y * 0.3;
+            d = 0.5 * d + Logistic.dual_step(alpha, d, y, 0.7);
+        }
+        d
+    })? / n as f64;
+    let gauss = Gaussian::new(1.0)?;
+    let mut rng = ChaCha20Rng::seed_from_u64(3);
+    let normal = per_call_ns(|| (0..n).map(|_| gauss.sample(&mut rng)).sum::<f64>())? / n as f64;
+    let mut rng = ChaCha20Rng::seed_from_u64(4);
+    let raw = per_call_ns(|| (0..n).map(|_| rng.next_u64() as f64).sum::<f64>())? / n as f64;
+    Ok((newton, normal, raw))
+}
+
 fn main() -> Result<()> {
-    let rounds: usize = std::env::args()
-        .nth(1)
-        .map(|a| a.parse())
-        .transpose()?
-        .unwrap_or(5);
+    let mut args = std::env::args().skip(1);
+    let rounds: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(5);
+    // Optional: only the problems whose name contains this string.
+    let only = args.next().unwrap_or_default();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let only_arg = if only.is_empty() {
+        String::new()
+    } else {
+        format!(" {only}")
+    };
     println!(
-        "command: cargo run --release -p dp-bench --example scd_epochs -- {rounds}\n\
-         thread CPU time, median of {rounds} rounds (each: repeated fits for >= 0.3 s of CPU), P = {P}; load average {}\n",
-        load.split_whitespace().next().unwrap_or("?")
+        "command: cargo run --release -p dp-bench --example scd_epochs -- {rounds}{only_arg}\n\
+         thread CPU time, median of {rounds} rounds (each: repeated fits for >= 0.3 s of CPU), P = {P}; load average {}; SIMD level {}\n",
+        load.split_whitespace().next().unwrap_or("?"),
+        dp_models::simd::level_name()
     );
-    let elec = normalised(&dp_bench::data::electricity()?)?;
-    let ridge = synthetic(20_000, 90)?;
-    let results = [
-        ("electricity-logistic", measure(&elec, Logistic, rounds)?),
-        (
+    let mut results = Vec::new();
+    if "electricity-logistic".contains(only.as_str()) {
+        let elec = normalised(&dp_bench::data::electricity()?)?;
+        results.push(("electricity-logistic", measure(&elec, Logistic, rounds)?));
+    }
+    if "synthetic-ridge-20000x90".contains(only.as_str()) {
+        let ridge = synthetic(20_000, 90)?;
+        results.push((
             "synthetic-ridge-20000x90",
             measure(&ridge, Squared::half(), rounds)?,
-        ),
-    ];
+        ));
+    }
+    let (newton, normal, raw) = components(45_312)?;
+    println!(
+        "per-row components: logistic Newton step in a dependent chain {newton:.1} ns; \
+         one N(0, 1) draw from ChaCha20 (ziggurat) {normal:.1} ns, of which the 8 bytes \
+         of ChaCha20 output (one next_u64) {raw:.1} ns\n"
+    );
     println!("| problem | solver | fit x1 ms | fit x{P} ms | epoch ms |");
     println!("|---|---|---|---|---|");
     let epoch = |t: &[f64; 2]| (t[1] - t[0]) / (P - 1) as f64;

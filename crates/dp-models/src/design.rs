@@ -97,6 +97,29 @@ pub trait Design: Send + Sync {
     fn row_axpy(&self, i: usize, a: f64, out: &mut [f64]) {
         self.for_each_in_row(i, |j, x| out[j] += a * x);
     }
+    /// One coordinate step on row `i` in place: `a = step(x_i^T v)`, then
+    /// `v += a x_i`; returns `a`. The same result as [`Design::row_dot`] followed by
+    /// [`Design::row_axpy`] (the dense implementation fuses them into one vectorised
+    /// kernel, `dp_models::simd::rows::dot_axpy`, bit for bit the same).
+    #[inline]
+    fn row_dot_axpy<F: FnOnce(f64) -> f64>(&self, i: usize, v: &mut [f64], step: F) -> f64 {
+        let a = step(self.row_dot(i, v));
+        self.row_axpy(i, a, v);
+        a
+    }
+    /// As [`Design::row_dot_axpy`], reading `v` and adding `a x_i` to `out`.
+    #[inline]
+    fn row_dot_axpy_into<F: FnOnce(f64) -> f64>(
+        &self,
+        i: usize,
+        v: &[f64],
+        out: &mut [f64],
+        step: F,
+    ) -> f64 {
+        let a = step(self.row_dot(i, v));
+        self.row_axpy(i, a, out);
+        a
+    }
     /// A hint that row `i` will be read soon (random-order row methods such as dual
     /// coordinate ascent call it one row ahead). It must not change any result; the
     /// default does nothing.
@@ -386,15 +409,30 @@ impl Design for DenseDesign {
         // Vectorised with runtime dispatch; bit-identical to the scalar loop.
         crate::simd::axpy(a, self.col(j), out);
     }
+    /// Vectorised with runtime dispatch (`simd::rows::row_dot`; the summation order is
+    /// fixed per instruction-set level).
     #[inline]
     fn row_dot(&self, i: usize, w: &[f64]) -> f64 {
-        dot(self.row(i), w)
+        crate::simd::rows::row_dot(self.row(i), w)
     }
+    /// Vectorised with runtime dispatch; bit-identical to the scalar loop.
     #[inline]
     fn row_axpy(&self, i: usize, a: f64, out: &mut [f64]) {
-        for (o, &x) in out.iter_mut().zip(self.row(i)) {
-            *o += a * x;
-        }
+        crate::simd::rows::row_axpy(a, self.row(i), out);
+    }
+    #[inline]
+    fn row_dot_axpy<F: FnOnce(f64) -> f64>(&self, i: usize, v: &mut [f64], step: F) -> f64 {
+        crate::simd::rows::dot_axpy(self.row(i), v, step)
+    }
+    #[inline]
+    fn row_dot_axpy_into<F: FnOnce(f64) -> f64>(
+        &self,
+        i: usize,
+        v: &[f64],
+        out: &mut [f64],
+        step: F,
+    ) -> f64 {
+        crate::simd::rows::dot_axpy_into(self.row(i), v, out, step)
     }
     /// Prefetches every 64-byte cache line of row `i` (x86-64: `prefetcht0` through the
     /// safe wrappers of `safe_arch`; elsewhere a no-op). A hint only: results are

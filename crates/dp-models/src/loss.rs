@@ -71,6 +71,16 @@ pub trait Loss: Send + Sync + std::fmt::Debug {
     ) -> f64 {
         scalar_col_grad_sum(self, x, z, y, clip)
     }
+    /// `out_i = phi'(z_i, y_i)` over the common length of `z`, `y` and `out` (the
+    /// derivatives of a mini-batch, for DP-SGD). The default is a scalar loop over
+    /// [`Loss::derivative`]; the smooth losses of this module override it with a
+    /// vectorised kernel (`dp_models::simd::rows::derivatives`; for the logistic loss
+    /// within `2^-49` relative of the scalar derivative, see [`crate::simd`]).
+    fn derivatives(&self, z: &[f64], y: &[f64], out: &mut [f64]) {
+        for ((o, &zi), &yi) in out.iter_mut().zip(z).zip(y) {
+            *o = self.derivative(zi, yi);
+        }
+    }
     /// One coordinate step fused into one sweep: `z_i += a xk_i` (skipped when `a` is
     /// 0; a separate multiply and add, identical on every CPU), then
     /// [`Loss::dense_col_grad_sum`] of column `x` at the updated `z`.
@@ -154,6 +164,10 @@ macro_rules! simd_kernels {
         ) -> f64 {
             #[allow(clippy::redundant_closure_call)]
             simd::step_grad_sum($lanes(self), update, x, z, y, clip)
+        }
+        fn derivatives(&self, z: &[f64], y: &[f64], out: &mut [f64]) {
+            #[allow(clippy::redundant_closure_call)]
+            simd::rows::derivatives($lanes(self), z, y, out)
         }
     };
 }
@@ -588,6 +602,17 @@ mod tests {
                         "{}: {a} {b}",
                         l.name()
                     );
+                    // The batch derivatives (DP-SGD) against the scalar derivative.
+                    let mut d = vec![f64::NAN; n];
+                    l.derivatives(&z, &y, &mut d);
+                    for ((&di, &zi), &yi) in d.iter().zip(&z).zip(&y) {
+                        let want = l.derivative(zi, yi);
+                        assert!(
+                            (di - want).abs() <= 2f64.powi(-49) * want.abs(),
+                            "{}: {di} {want}",
+                            l.name()
+                        );
+                    }
                     if l.is_residual_loss() {
                         let r: Vec<f64> = z.iter().zip(&y).map(|(z, y)| z - y).collect();
                         let a = l.dense_col_grad_sum(&x, &r, None, clip);

@@ -482,5 +482,7 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     arch().dispatch(Dot { a, b })
 }
 
+pub mod rows;
+
 #[cfg(test)]
 mod tests;

@@ -21,7 +21,7 @@ use crate::privacy::{
 };
 use crate::sgd::{
     check_sgd_problem, row_norms, run_sgd, steps_for, GlobalSmoothness, L2ClipAt, NoVecNoise,
-    SgdProblem, VecNoise,
+    SgdProblem, SgdScratch, VecNoise,
 };
 use crate::solver::{check_finite, Solver, Streams, Switches};
 use dp_accounting::calibrate::{self, Plan, PlanMechanism};
@@ -484,7 +484,7 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         };
         let mut w = self.w0.clone().unwrap_or_else(|| vec![0.0; p]);
         let mut g = vec![0.0; p];
-        let mut perm: Vec<usize> = (0..n).collect();
+        let mut scratch = SgdScratch::new(n);
         // The switches exist for the twin test only (crate-private).
         let clip = L2ClipAt(if switches.clip {
             self.clip
@@ -503,7 +503,7 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
                 &mut streams.coordinates,
                 &mut w,
                 &mut g,
-                &mut perm,
+                &mut scratch,
             );
         } else {
             run_sgd(
@@ -513,7 +513,7 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
                 &mut streams.coordinates,
                 &mut w,
                 &mut g,
-                &mut perm,
+                &mut scratch,
             );
         }
         let seconds = start.elapsed().as_secs_f64();

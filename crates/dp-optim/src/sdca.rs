@@ -26,6 +26,7 @@ use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::solver::{check_finite, Solver, Streams};
 use dp_accounting::mechanisms::Gaussian;
 use dp_models::dual::DualLoss;
+use dp_models::simd::rows::prefetch;
 use dp_models::{Dataset, Design, Penalty, L2};
 use rand::{Rng, RngCore};
 use serde::{Deserialize, Serialize};
@@ -190,19 +191,44 @@ pub(crate) fn run_dual<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>
     }
 }
 
-/// One coordinate step on record `j` from the current `(alpha, v)`, bounded by `c`.
+/// The coordinate step of record `j` as a function of `d = x_j^T v`, from `alpha_j` and
+/// bounded by `c`: `clamp(dual_step(alpha_j, d / (lambda n), y_j, k_j), -c, c)` with
+/// `k_j = scale ||x_j||^2 / (lambda n)`. Passed to the fused row kernels
+/// ([`Design::row_dot_axpy`]), which compute `d`, call it and add the step times `x_j`
+/// in one dispatch.
 #[inline(always)]
-fn dual_step<D: Design, L: DualLoss>(
-    prob: &DualProblem<'_, D, L>,
+fn dual_step<'a, D: Design, L: DualLoss>(
+    prob: &'a DualProblem<'_, D, L>,
     scale: f64,
     c: f64,
     alpha_j: f64,
-    v: &[f64],
     j: usize,
-) -> f64 {
-    let p = prob.x.row_dot(j, v) * prob.inv_lambda_n;
+) -> impl FnOnce(f64) -> f64 + 'a {
     let k = scale * prob.sq_norms[j] * prob.inv_lambda_n;
-    prob.loss.dual_step(alpha_j, p, prob.y[j], k).clamp(-c, c)
+    let y = prob.y[j];
+    move |d| {
+        prob.loss
+            .dual_step(alpha_j, d * prob.inv_lambda_n, y, k)
+            .clamp(-c, c)
+    }
+}
+
+/// Prefetches the per-record values of record `j` (drawn ahead): `alpha_j`, `y_j`,
+/// `||x_j||^2` and, with lazy dual noise, its pending step. A hint only: the results
+/// are unchanged.
+#[inline(always)]
+fn prefetch_record<D: Design, L: DualLoss, N: Rng + ?Sized>(
+    prob: &DualProblem<'_, D, L>,
+    alpha: &[f64],
+    noise: Option<&StateNoise<'_, N>>,
+    j: usize,
+) {
+    prefetch(&alpha[j]);
+    prefetch(&prob.y[j]);
+    prefetch(&prob.sq_norms[j]);
+    if let Some(pending) = noise.and_then(|nz| nz.pending.as_ref()) {
+        prefetch(&pending[j]);
+    }
 }
 
 /// `L = 1`: the record of each step is drawn up to `AHEAD` steps early into a ring.
@@ -227,22 +253,26 @@ fn run_single<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>(
         ring[(*drawn % AHEAD as u64) as usize] = j;
         prob.x.prefetch_row(j);
         *drawn += 1;
+        j
     };
     while drawn < steps.min(AHEAD as u64) {
-        draw(&mut drawn, &mut ring);
+        let j = draw(&mut drawn, &mut ring);
+        prefetch_record(prob, alpha, noise.as_deref(), j);
     }
     for (i, t) in (first..first + steps).enumerate() {
         let j = ring[i % AHEAD];
         if drawn < steps {
             // Overwrites slot `i % AHEAD`, already read.
-            draw(&mut drawn, &mut ring);
+            let next = draw(&mut drawn, &mut ring);
+            prefetch_record(prob, alpha, noise.as_deref(), next);
         }
         if let Some(nz) = noise.as_deref_mut() {
             nz.catch_up(j, t, &mut alpha[j]);
         }
-        let z = dual_step(prob, 1.0, c, alpha[j], v, j);
+        let z = prob
+            .x
+            .row_dot_axpy(j, v, dual_step(prob, 1.0, c, alpha[j], j));
         alpha[j] += z;
-        prob.x.row_axpy(j, z, v);
         if let Some(nz) = noise.as_deref_mut() {
             nz.after_batch(std::slice::from_ref(&j), alpha, v);
         }
@@ -279,11 +309,17 @@ fn run_batched<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>(
     for &j in perm[..b.min(AHEAD)].iter() {
         prob.x.prefetch_row(j);
     }
+    for &j in perm[..b].iter() {
+        prefetch_record(prob, alpha, noise.as_deref(), j);
+    }
     for t in first..=last {
         batch.copy_from_slice(&perm[..b]);
         let has_next = t < last;
         if has_next {
             draw_batch(perm, b, sample_rng);
+            for &j in perm[..b].iter() {
+                prefetch_record(prob, alpha, noise.as_deref(), j);
+            }
         }
         // The row `AHEAD` places after `batch[s]` in the processing order.
         let prefetch_after = |s: usize| {
@@ -304,9 +340,8 @@ fn run_batched<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>(
                 dv.iter_mut().for_each(|d| *d = 0.0);
                 for (s, &j) in batch.iter().enumerate() {
                     prefetch_after(s);
-                    let z = dual_step(prob, scale, c, alpha[j], v, j);
-                    zeta[s] = z;
-                    prob.x.row_axpy(j, z, dv);
+                    let step = dual_step(prob, scale, c, alpha[j], j);
+                    zeta[s] = prob.x.row_dot_axpy_into(j, v, dv, step);
                 }
                 for (&j, &z) in batch.iter().zip(zeta.iter()) {
                     alpha[j] += z;
@@ -318,9 +353,10 @@ fn run_batched<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>(
             BatchUpdates::Sequential => {
                 for (s, &j) in batch.iter().enumerate() {
                     prefetch_after(s);
-                    let z = dual_step(prob, scale, c, alpha[j], v, j);
+                    let z = prob
+                        .x
+                        .row_dot_axpy(j, v, dual_step(prob, scale, c, alpha[j], j));
                     alpha[j] += z;
-                    prob.x.row_axpy(j, z, v);
                 }
             }
         }

@@ -309,7 +309,7 @@ fn poisson_sampling_rate_is_q() {
         steps: 20_000,
         sampling: crate::plan::BatchSampling::Poisson,
     };
-    let mut perm: Vec<usize> = (0..50).collect();
+    let mut scratch = crate::sgd::SgdScratch::new(50);
     let mut w = vec![0.0; 2];
     let mut g = vec![0.0; 2];
     let mut rng = ChaCha20Rng::seed_from_u64(8);
@@ -320,7 +320,7 @@ fn poisson_sampling_rate_is_q() {
         &mut rng,
         &mut w,
         &mut g,
-        &mut perm,
+        &mut scratch,
     );
     // Binomial(1e6, 0.1): mean 1e5, sd 300; 8 sd tolerance.
     let expected = 20_000.0 * 50.0 * q;
