@@ -33,6 +33,7 @@ use dp_models::{
     ClipValues, Dataset, DenseDesign, Design, ElasticNet, Huber, Logistic, Loss, NoPenalty,
     Penalty, SparseDesign, Squared, SquaredHinge, L1, L2,
 };
+use dp_optim::auto::PublicBounds;
 use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
 use dp_optim::kernel::ColumnKernels;
 use dp_optim::{
@@ -131,15 +132,18 @@ pub struct FitArgs {
     #[arg(long, allow_negative_numbers = true)]
     delta: Option<f64>,
     /// Passes over the data (CD: `p` coordinate updates each; SGD: `n / b` steps each;
-    /// DP-GCD: one greedy iteration each).
-    #[arg(long, default_value_t = 10, allow_negative_numbers = true)]
-    passes: u64,
-    /// Step scale `gamma` (steps `gamma / M_j`, or `gamma / beta` for SGD).
-    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
-    step: f64,
-    /// Clipping threshold `C` (private algorithms).
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    clip: f64,
+    /// DP-GCD: one greedy iteration each). Default for dp-cd with `--feature-bound`:
+    /// chosen by the no-tuning rules of `dp_optim::auto` (printed); otherwise 10.
+    #[arg(long, allow_negative_numbers = true)]
+    passes: Option<u64>,
+    /// Step scale `gamma` (steps `gamma / M_j`, or `gamma / beta` for SGD). Default for
+    /// dp-cd with `--feature-bound`: the rules' choice (1); otherwise 0.5.
+    #[arg(long, allow_negative_numbers = true)]
+    step: Option<f64>,
+    /// Clipping threshold `C` (private algorithms). Default for dp-cd with
+    /// `--feature-bound`: the rules' choice; otherwise 1.
+    #[arg(long, allow_negative_numbers = true)]
+    clip: Option<f64>,
     /// DP-SGD batch size (at most the number of training rows). Default: 64, or all the
     /// rows when there are fewer. Batches are drawn without replacement under
     /// replace-one neighbours and accounted with subsampling amplification (Wang, Balle
@@ -605,34 +609,78 @@ where
         Some(m) => Smoothness::Given(Tagged::public(m.clone())),
         None => Smoothness::FromData,
     };
+    let mut defaults_note: Option<String> = None;
     let fit: Fitted = match args.algorithm {
         Algorithm::Cd => {
             let solver = CdParams::new(loss, penalty)
-                .passes(args.passes)
-                .step_scale(args.step)
+                .passes(args.passes.unwrap_or(10))
+                .step_scale(args.step.unwrap_or(0.5))
                 .smoothness(smoothness.clone())
                 .build()?;
             run(&solver, train_fit, seed)?
         }
         Algorithm::DpCd => {
-            let solver = DpCdParams::new(loss, penalty)
-                .epsilon(args.epsilon.unwrap_or(f64::NAN))
-                .delta(args.delta.unwrap_or(f64::NAN))
-                .passes(args.passes)
-                .step_scale(args.step)
-                .clip(args.clip)
-                .smoothness(smoothness.clone())
-                .allow_non_private_constants(args.non_private_constants_from_data)
-                .build()?;
+            let missing = args.passes.is_none() || args.step.is_none() || args.clip.is_none();
+            let solver = match args.feature_bound {
+                // No (or not every) hyperparameter given: the no-tuning rules choose the
+                // missing ones from public inputs, and the M_j are estimated privately
+                // from the declared bounds (charged).
+                Some(b) if missing && !args.non_private_constants_from_data => {
+                    let q = train_fit.n_features();
+                    let mut bounds = PublicBounds::uniform(q, b);
+                    if args.normalize_rows {
+                        bounds =
+                            bounds.with_row_norm(if args.intercept { 2f64.sqrt() } else { 1.0 });
+                    }
+                    if args.intercept {
+                        if let Some(fb) = bounds.feature_bounds.as_mut() {
+                            fb[q - 1] = 1.0;
+                        }
+                    }
+                    let (params, chosen) = DpCdParams::defaults_for(
+                        loss,
+                        penalty,
+                        args.epsilon.unwrap_or(f64::NAN),
+                        args.delta.unwrap_or(f64::NAN),
+                        &bounds,
+                        train_fit.n_samples(),
+                        q,
+                    )?;
+                    let passes = args.passes.unwrap_or(chosen.passes);
+                    let step = args.step.unwrap_or(chosen.step_scale);
+                    let clip = args.clip.unwrap_or(chosen.clip);
+                    defaults_note = Some(format!(
+                        "passes {passes}, step scale {step}, clip {} (given or chosen by \
+                         the no-tuning rules of dp_optim::auto from epsilon, delta, the \
+                         loss, the bounds, n and p; rule values: passes {}, step {}, clip \
+                         {}); M_j estimated privately from the bounds with {} % of epsilon",
+                        num(clip),
+                        chosen.passes,
+                        chosen.step_scale,
+                        num(chosen.clip),
+                        chosen.smoothness_share * 100.0
+                    ));
+                    params.passes(passes).step_scale(step).clip(clip).build()?
+                }
+                _ => DpCdParams::new(loss, penalty)
+                    .epsilon(args.epsilon.unwrap_or(f64::NAN))
+                    .delta(args.delta.unwrap_or(f64::NAN))
+                    .passes(args.passes.unwrap_or(10))
+                    .step_scale(args.step.unwrap_or(0.5))
+                    .clip(args.clip.unwrap_or(1.0))
+                    .smoothness(smoothness.clone())
+                    .allow_non_private_constants(args.non_private_constants_from_data)
+                    .build()?,
+            };
             run(&solver, train_fit, seed)?
         }
         Algorithm::DpGcd => {
             let solver = DpGcdParams::new(loss, penalty)
                 .epsilon(args.epsilon.unwrap_or(f64::NAN))
                 .delta(args.delta.unwrap_or(f64::NAN))
-                .passes(args.passes)
-                .step_scale(args.step)
-                .clip(args.clip)
+                .passes(args.passes.unwrap_or(10))
+                .step_scale(args.step.unwrap_or(0.5))
+                .clip(args.clip.unwrap_or(1.0))
                 .variant(Variant::Zcdp)
                 .rule(if args.penalty == PenaltyArg::None {
                     SelectionRule::GsL
@@ -652,9 +700,9 @@ where
             let solver = DpSgdParams::new(loss, penalty)
                 .epsilon(args.epsilon.unwrap_or(f64::NAN))
                 .delta(args.delta.unwrap_or(f64::NAN))
-                .passes(args.passes)
-                .step_scale(args.step)
-                .clip(args.clip)
+                .passes(args.passes.unwrap_or(10))
+                .step_scale(args.step.unwrap_or(0.5))
+                .clip(args.clip.unwrap_or(1.0))
                 .batch_size(batch_size(args.batch_size, train_fit.n_samples())?)
                 .smoothness(match beta {
                     Some(beta) => GlobalSmoothness::Given(Tagged::public(beta)),
@@ -719,6 +767,9 @@ where
             json!("held-out scores are computed from the data without privacy: not covered by the guarantee"),
         );
     }
+    if let Some(note) = defaults_note {
+        out.insert("hyperparameters".into(), json!(note));
+    }
     out.insert("solver_seconds".into(), json!(solver_seconds));
     if seed.is_some() {
         out.insert(
@@ -774,7 +825,7 @@ fn fit_dual<D: Design>(args: &FitArgs, data: &Dataset<D>, seed: Option<u64>) -> 
             match args.algorithm {
                 Algorithm::Sdca => run(
                     &SdcaParams::new($loss, pen)
-                        .passes(args.passes)
+                        .passes(args.passes.unwrap_or(10))
                         .batch_size(batch)
                         .build()?,
                     data,
@@ -784,9 +835,9 @@ fn fit_dual<D: Design>(args: &FitArgs, data: &Dataset<D>, seed: Option<u64>) -> 
                     &DpScdParams::new($loss, pen)
                         .epsilon(args.epsilon.unwrap_or(f64::NAN))
                         .delta(args.delta.unwrap_or(f64::NAN))
-                        .passes(args.passes)
+                        .passes(args.passes.unwrap_or(10))
                         .batch_size(batch)
-                        .clip(args.clip)
+                        .clip(args.clip.unwrap_or(1.0))
                         .build()?,
                     data,
                     seed,

@@ -80,6 +80,19 @@ pub enum Charge {
         /// Number of runs (>= 1).
         count: u64,
     },
+    /// `count` private selections (see [`crate::selection`]): a base algorithm whose
+    /// one run charges `base` is run a random number of times drawn by `stopping`, and
+    /// only the best output is released. RDP (Papernot & Steinke 2022) or pure DP (Liu &
+    /// Talwar 2019); a ledger holding one selection and nothing else reports
+    /// [`crate::selection::selection_epsilon`] under every accountant.
+    Selection {
+        /// The charges of one run of the base algorithm.
+        base: Vec<Charge>,
+        /// The distribution of the number of runs and its analysis.
+        stopping: crate::selection::Stopping,
+        /// Number of selections (>= 1).
+        count: u64,
+    },
 }
 
 fn bad(name: &'static str, value: f64, expected: &'static str) -> AccountingError {
@@ -97,7 +110,8 @@ impl Charge {
             | Charge::SampledWithoutReplacementGaussian { count, .. }
             | Charge::SubsampledGaussian { count, .. }
             | Charge::PureDp { count, .. }
-            | Charge::ExponentialMechanism { count, .. } => *count,
+            | Charge::ExponentialMechanism { count, .. }
+            | Charge::Selection { count, .. } => *count,
         }
     }
 
@@ -107,7 +121,8 @@ impl Charge {
             | Charge::SampledWithoutReplacementGaussian { count, .. }
             | Charge::SubsampledGaussian { count, .. }
             | Charge::PureDp { count, .. }
-            | Charge::ExponentialMechanism { count, .. } => count,
+            | Charge::ExponentialMechanism { count, .. }
+            | Charge::Selection { count, .. } => count,
         }
     }
 
@@ -118,7 +133,28 @@ impl Charge {
             Charge::PureDp { epsilon, .. } | Charge::ExponentialMechanism { epsilon, .. } => {
                 Some(*epsilon)
             }
+            // Liu & Talwar: a pure eps-DP base gives a 3 eps-DP selection.
+            Charge::Selection {
+                base,
+                stopping: crate::selection::Stopping::LiuTalwar { .. },
+                ..
+            } => crate::selection::base_pure_epsilon(base).map(|e| 3.0 * e),
             _ => None,
+        }
+    }
+
+    /// `count` times the pure epsilon of one release, for pure charges.
+    pub(crate) fn pure_epsilon_total(&self) -> Option<f64> {
+        self.pure_epsilon().map(|e| e * self.count() as f64)
+    }
+
+    /// `count` times the per-release RDP at order `a`.
+    pub(crate) fn rdp_total(&self, a: f64) -> f64 {
+        let r = self.rdp(a);
+        if r == 0.0 {
+            0.0
+        } else {
+            r * self.count() as f64
         }
     }
 
@@ -149,7 +185,9 @@ impl Charge {
                 },
                 *noise_multiplier,
             ),
-            Charge::PureDp { .. } | Charge::ExponentialMechanism { .. } => return Ok(None),
+            Charge::PureDp { .. }
+            | Charge::ExponentialMechanism { .. }
+            | Charge::Selection { .. } => return Ok(None),
         };
         Ok(Some((
             Plan {
@@ -192,6 +230,19 @@ impl Charge {
             Charge::PureDp { epsilon, .. } | Charge::ExponentialMechanism { epsilon, .. } => {
                 pos("epsilon", *epsilon)?
             }
+            Charge::Selection { base, stopping, .. } => {
+                stopping.check()?;
+                if base.is_empty() {
+                    return Err(AccountingError::InvalidCount {
+                        name: "number of base charges of a selection",
+                        value: 0,
+                        expected: "the base algorithm must charge something",
+                    });
+                }
+                for c in base {
+                    c.validate()?;
+                }
+            }
         }
         if self.count() == 0 {
             return Err(AccountingError::InvalidCount {
@@ -232,6 +283,9 @@ impl Charge {
             Charge::PureDp { epsilon: e, .. } => crate::mechanisms::pure_dp_rdp_unchecked(a, *e),
             Charge::ExponentialMechanism { epsilon: e, .. } => {
                 crate::mechanisms::pure_dp_rdp_unchecked(a, *e).min(a * e * e / 8.0)
+            }
+            Charge::Selection { base, stopping, .. } => {
+                crate::selection::selection_rdp(base, stopping, a)
             }
         }
     }
@@ -457,6 +511,15 @@ impl Ledger {
         if self.entries.is_empty() {
             return Ok(plain(0.0));
         }
+        // One selection and nothing else: its own analysis (whatever the accountant).
+        if let [Charge::Selection {
+            base,
+            stopping,
+            count: 1,
+        }] = self.entries.as_slice()
+        {
+            return crate::selection::selection_epsilon(base, stopping, delta).map(plain);
+        }
         // One noisy charge is one plan: the calibration's own evaluation applies, so a
         // dry-run ledger reports exactly what the calibration searched over.
         if let [only] = self.entries.as_slice() {
@@ -490,6 +553,10 @@ impl Ledger {
                         } => 1.0 / (2.0 * z * z),
                         Charge::PureDp { epsilon: e, .. } => e * e / 2.0,
                         Charge::ExponentialMechanism { epsilon: e, .. } => e * e / 8.0,
+                        Charge::Selection { .. } => match c.pure_epsilon() {
+                            Some(e) => e * e / 2.0,
+                            None => return Err(refused_selection("Zcdp")),
+                        },
                         Charge::SubsampledGaussian { .. }
                         | Charge::SampledWithoutReplacementGaussian { .. } => {
                             return Err(refused("Zcdp"))
@@ -512,6 +579,10 @@ impl Ledger {
                         } => mu2 += n / (z * z),
                         Charge::PureDp { epsilon: e, .. }
                         | Charge::ExponentialMechanism { epsilon: e, .. } => pure += n * e,
+                        Charge::Selection { .. } => match c.pure_epsilon() {
+                            Some(e) => pure += n * e,
+                            None => return Err(refused_selection("Gdp")),
+                        },
                         Charge::SubsampledGaussian { .. }
                         | Charge::SampledWithoutReplacementGaussian { .. } => {
                             return Err(refused("Gdp"))
@@ -572,6 +643,10 @@ impl Ledger {
                 } => inv_z2 += n as f64 / (z * z),
                 Charge::PureDp { epsilon: e, .. }
                 | Charge::ExponentialMechanism { epsilon: e, .. } => pure += n as f64 * e,
+                Charge::Selection { .. } => match c.pure_epsilon() {
+                    Some(e) => pure += n as f64 * e,
+                    None => return Err(refused_selection("Pld")),
+                },
                 Charge::SampledWithoutReplacementGaussian { .. } => return Err(refused("Pld")),
                 Charge::SubsampledGaussian {
                     sampling_rate: q,
@@ -661,6 +736,13 @@ fn refused(acc: &str) -> AccountingError {
     AccountingError::Unreachable(format!(
         "the {acc} accountant does not bound subsampled-Gaussian charges (Poisson or \
          without replacement); use Rdp (or, for Poisson sampling, Pld)"
+    ))
+}
+
+fn refused_selection(acc: &str) -> AccountingError {
+    AccountingError::Unreachable(format!(
+        "the {acc} accountant does not compose a Papernot-Steinke selection with other \
+         charges (its bound is an RDP curve); use Rdp"
     ))
 }
 

@@ -13,6 +13,7 @@ pub mod params;
 pub mod pld;
 pub mod rdp;
 pub mod sampled_wor;
+pub mod selection;
 pub mod subsampled;
 pub mod zcdp;
 

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod auto;
 pub mod cd;
 pub mod constants;
 pub mod dist_fw;
@@ -17,6 +18,7 @@ pub mod plan;
 pub mod privacy;
 pub mod schedule;
 pub mod sdca;
+pub mod select;
 pub mod sgd;
 pub mod solver;
 

@@ -486,8 +486,12 @@ pub(crate) fn accountant_name(accountant: Accountant) -> String {
 /// What a ledger composes, in words ("1 pure 0.1-DP release (constants) + 1200 Gaussian
 /// releases at noise multiplier 31.2").
 pub(crate) fn describe(ledger: &Ledger) -> String {
-    let parts: Vec<String> = ledger
-        .entries()
+    describe_charges(ledger.entries())
+}
+
+/// [`describe`] for a list of charges.
+pub(crate) fn describe_charges(charges: &[Charge]) -> String {
+    let parts: Vec<String> = charges
         .iter()
         .map(|c| match c {
             Charge::Gaussian {
@@ -518,6 +522,15 @@ pub(crate) fn describe(ledger: &Ledger) -> String {
             Charge::ExponentialMechanism { epsilon, count } => {
                 format!("{count} exponential-mechanism selections ({epsilon:.6e}-DP)")
             }
+            Charge::Selection {
+                base,
+                stopping,
+                count,
+            } => format!(
+                "{count} private selection(s) of the best of a random number of runs \
+                 ({stopping:?}), each run: [{}]",
+                describe_charges(base)
+            ),
         })
         .collect();
     if parts.is_empty() {

@@ -1,0 +1,268 @@
+//! Hyperparameters that need no tuning: DP-CD's passes, step scale, clipping threshold
+//! and the budget share of its private constants, chosen from public quantities only
+//! (`epsilon`, `delta`, the loss, the public bounds, `n` and `p`).
+//!
+//! # The rules (derivation in `docs/defaults.md`)
+//!
+//! Write `G0 = max_y |phi'(0, y)|` (the per-sample derivative at the initial point, over
+//! the labels `y = +-1`; `1/2` for the logistic loss), `c` the loss's curvature bound and
+//! `R` the effective public row-norm bound (`min(R, ||b||_2)` for a row bound `R` and
+//! per-feature bounds `b`).
+//!
+//! * **Constants:** estimated privately from the bounds
+//!   ([`Smoothness::PrivateBounded`], shifted into upper bounds with probability 0.95) with
+//!   5 % of epsilon: the step sizes then follow the data's imbalance instead of the bound.
+//! * **Step scale `gamma = 1`:** Theorem 3.3 of the DP-CD paper (Mangold et al. 2022)
+//!   uses steps `1/M_j`; with upper-bound estimates of `M_j` this step cannot overshoot.
+//! * **Clipping `C = G0 R`:** the thresholds are `C_j = C sqrt(M_j / tr M)` with
+//!   `sum_j C_j^2 = C^2`, and a per-sample gradient at `w0 = 0` has L2 norm at most
+//!   `G0 R`: `C` is the scale of the gradients the fit starts from. The paper's
+//!   bounds assume no clipping (`C_j >= L_j`), which with `C_j` proportional to
+//!   `sqrt(M_j)` would need `C = G sqrt(p)`-sized thresholds and `sqrt(p)` times the
+//!   noise; the bias of clipping the largest coordinates is the smaller price.
+//! * **Passes:** the convex case of Theorem 3.3 balances an optimisation term
+//!   `p R_M^2 / K` against a noise term `||L||_{M^-1}^2 K log(1/delta) / (n eps)^2`,
+//!   which gives `K = R_M n eps sqrt(p) / (||L||_{M^-1} sqrt(log(1/delta)))` up to a
+//!   constant. With the clipped `L_j = C_j`, `||L||_{M^-1}^2 = p C^2 / tr M`, and
+//!   `tr M <= c R^2`, `R_M = 1` (a margin of order one, the scale at which a logistic
+//!   model is confident) and `C = G0 R`, the number of passes `K / p` is
+//!   `kappa n eps sqrt(c) / (p G0 sqrt(log(1/delta)))`, clamped to `[2, 50]` (the
+//!   paper's grid). The constant `kappa` is measured (`docs/defaults.md`).
+//!
+//! Everything here is a function of public inputs: the choice costs no privacy.
+
+use crate::constants::Smoothness;
+use crate::dp_cd::DpCdParams;
+use crate::error::{positive, OptimError, Result};
+use crate::privacy::{Accounting, PrivacyParams};
+use dp_models::constants::Tagged;
+use dp_models::{Loss, Penalty};
+use serde::{Deserialize, Serialize};
+
+/// The constant of the passes rule (measured, see `docs/defaults.md`).
+pub const PASSES_CONSTANT: f64 = 0.3;
+/// Multiplier of the clipping rule `C = CLIP_CONSTANT * G0 * R`.
+pub const CLIP_CONSTANT: f64 = 1.0;
+/// Share of epsilon spent on the private `M_j`.
+pub const SMOOTHNESS_SHARE: f64 = 0.05;
+/// Range of the passes rule.
+pub const PASSES_RANGE: (u64, u64) = (2, 50);
+
+/// What the user can state about the data without looking at it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PublicBounds {
+    /// `|x_ij| <= b_j` for every row.
+    pub feature_bounds: Option<Vec<f64>>,
+    /// `||x_i||_2 <= R` for every row.
+    pub row_norm_bound: Option<f64>,
+}
+
+impl PublicBounds {
+    /// The same bound `b` on each of `p` features.
+    pub fn uniform(p: usize, b: f64) -> Self {
+        Self {
+            feature_bounds: Some(vec![b; p]),
+            row_norm_bound: None,
+        }
+    }
+    /// Adds a row-norm bound.
+    pub fn with_row_norm(mut self, r: f64) -> Self {
+        self.row_norm_bound = Some(r);
+        self
+    }
+    /// `min(R, ||b||_2)`: a bound on every row's L2 norm.
+    pub fn effective_row_norm(&self) -> Result<f64> {
+        let from_b = self
+            .feature_bounds
+            .as_ref()
+            .map(|b| b.iter().map(|v| v * v).sum::<f64>().sqrt());
+        let r = match (self.row_norm_bound, from_b) {
+            (Some(r), Some(b)) => r.min(b),
+            (Some(r), None) => r,
+            (None, Some(b)) => b,
+            (None, None) => {
+                return Err(OptimError::Missing(
+                    "a public feature bound or row-norm bound (the defaults need one)",
+                ))
+            }
+        };
+        positive("public row-norm bound", r)
+    }
+    fn check(&self, p: usize) -> Result<()> {
+        if let Some(b) = &self.feature_bounds {
+            if b.len() != p {
+                return Err(OptimError::Shape(format!(
+                    "{} feature bounds for {p} features",
+                    b.len()
+                )));
+            }
+            for &v in b {
+                positive("feature bound", v)?;
+            }
+        }
+        if let Some(r) = self.row_norm_bound {
+            positive("row norm bound", r)?;
+        }
+        Ok(())
+    }
+}
+
+/// The hyperparameters the rules chose, with the quantities they used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DpCdDefaults {
+    /// Passes over the coordinates.
+    pub passes: u64,
+    /// Step scale `gamma` (steps `gamma / M_j`).
+    pub step_scale: f64,
+    /// Clipping threshold `C`.
+    pub clip: f64,
+    /// Share of epsilon spent on the private `M_j`.
+    pub smoothness_share: f64,
+    /// `G0`, the derivative scale at the initial point.
+    pub g0: f64,
+    /// The effective row-norm bound `R`.
+    pub row_norm: f64,
+    /// The unclamped passes of the rule.
+    pub passes_unclamped: f64,
+}
+
+/// `max |phi'(0, y)|` over `y = +-1`.
+fn g0<L: Loss + ?Sized>(loss: &L) -> Result<f64> {
+    let g = loss
+        .derivative(0.0, 1.0)
+        .abs()
+        .max(loss.derivative(0.0, -1.0).abs());
+    positive("the loss's derivative at 0", g)
+}
+
+/// The rules of the module docs for DP-CD on `n` rows and `p` features (`p` counts an
+/// intercept column if one is fitted; its bound 1 must then be in `bounds`).
+pub fn dp_cd_defaults<L: Loss + ?Sized>(
+    loss: &L,
+    epsilon: f64,
+    delta: f64,
+    bounds: &PublicBounds,
+    n: usize,
+    p: usize,
+) -> Result<DpCdDefaults> {
+    let privacy = PrivacyParams::new(epsilon, delta).check()?;
+    if n == 0 || p == 0 {
+        return Err(OptimError::Shape(format!(
+            "the defaults need n >= 1 and p >= 1 (got n = {n}, p = {p})"
+        )));
+    }
+    bounds.check(p)?;
+    let c = loss.curvature_bound().ok_or_else(|| {
+        OptimError::Unsupported(format!(
+            "DP-CD needs a smooth loss; the {} loss has no curvature bound",
+            loss.name()
+        ))
+    })?;
+    let g = g0(loss)?;
+    let r = bounds.effective_row_norm()?;
+    let clip = CLIP_CONSTANT * g * r;
+    let eps = privacy.epsilon.get();
+    let log_inv_delta = -privacy.delta.get().ln();
+    let raw = PASSES_CONSTANT * n as f64 * eps * c.sqrt() / (p as f64 * g * log_inv_delta.sqrt());
+    let passes = raw
+        .round()
+        .clamp(PASSES_RANGE.0 as f64, PASSES_RANGE.1 as f64) as u64;
+    Ok(DpCdDefaults {
+        passes,
+        step_scale: 1.0,
+        clip,
+        smoothness_share: SMOOTHNESS_SHARE,
+        g0: g,
+        row_norm: r,
+        passes_unclamped: raw,
+    })
+}
+
+impl<L: Loss, P: Penalty> DpCdParams<L, P> {
+    /// A DP-CD builder with hyperparameters chosen by [`dp_cd_defaults`] from public
+    /// inputs only, and the `M_j` estimated privately from `bounds` (charged), with
+    /// [`Accounting::Exact`]. Returns the choice with the builder (to print it).
+    ///
+    /// ```
+    /// use dp_models::{Logistic, L2};
+    /// use dp_optim::auto::PublicBounds;
+    /// use dp_optim::DpCdParams;
+    /// let bounds = PublicBounds::uniform(80, 1.0).with_row_norm(1.0);
+    /// let (params, chosen) =
+    ///     DpCdParams::defaults_for(Logistic, L2::new(1e-5).unwrap(), 1.0, 1e-9, &bounds, 26_000, 80)
+    ///         .unwrap();
+    /// assert_eq!(chosen.step_scale, 1.0);
+    /// assert!(chosen.passes >= 2 && chosen.passes <= 50);
+    /// let solver = params.build().unwrap();
+    /// # let _ = solver;
+    /// ```
+    pub fn defaults_for(
+        loss: L,
+        penalty: P,
+        epsilon: f64,
+        delta: f64,
+        bounds: &PublicBounds,
+        n: usize,
+        p: usize,
+    ) -> Result<(Self, DpCdDefaults)> {
+        let d = dp_cd_defaults(&loss, epsilon, delta, bounds, n, p)?;
+        let params = DpCdParams::new(loss, penalty)
+            .privacy(PrivacyParams::new(epsilon, delta).accounting(Accounting::Exact))
+            .passes(d.passes)
+            .step_scale(d.step_scale)
+            .clip(d.clip)
+            .smoothness(Smoothness::PrivateBounded {
+                feature_bounds: bounds.feature_bounds.clone().map(Tagged::public),
+                row_norm_bound: bounds.row_norm_bound.map(Tagged::public),
+                budget_fraction: d.smoothness_share,
+                failure_probability: Some(0.05),
+            });
+        Ok((params, d))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dp_models::{Logistic, Squared};
+
+    #[test]
+    fn rules_follow_the_formulas_and_refuse_bad_input() {
+        let b = PublicBounds::uniform(4, 1.0);
+        let d = dp_cd_defaults(&Logistic, 1.0, 1e-6, &b, 10_000, 4).unwrap();
+        assert_eq!(d.g0, 0.5);
+        assert_eq!(d.row_norm, 2.0);
+        assert_eq!(d.clip, CLIP_CONSTANT);
+        let raw = PASSES_CONSTANT * 10_000.0 * 0.5 / (4.0 * 0.5 * (1e6f64).ln().sqrt());
+        assert!((d.passes_unclamped - raw).abs() < 1e-9 * raw);
+        // More privacy budget or more rows: more passes (until the clamp).
+        let more = dp_cd_defaults(&Logistic, 0.2, 1e-6, &b, 10_000, 4).unwrap();
+        assert!(more.passes_unclamped < d.passes_unclamped);
+        let tiny = dp_cd_defaults(&Logistic, 0.01, 1e-6, &b, 100, 4).unwrap();
+        assert_eq!(tiny.passes, PASSES_RANGE.0);
+        // The row bound wins when it is tighter.
+        let r = PublicBounds::uniform(4, 1.0).with_row_norm(1.0);
+        assert_eq!(
+            dp_cd_defaults(&Logistic, 1.0, 1e-6, &r, 100, 4)
+                .unwrap()
+                .row_norm,
+            1.0
+        );
+        // Squared loss: G0 = |0 - y| = 1.
+        // Squared loss: G0 = max |0 - y| = 1 (phi = (z - y)^2 gives 2).
+        assert!(
+            dp_cd_defaults(&Squared::full(), 1.0, 1e-6, &b, 100, 4)
+                .unwrap()
+                .g0
+                >= 1.0
+        );
+        assert!(dp_cd_defaults(&Logistic, 1.0, 1e-6, &PublicBounds::default(), 100, 4).is_err());
+        assert!(
+            dp_cd_defaults(&Logistic, 1.0, 1e-6, &PublicBounds::uniform(3, 1.0), 100, 4).is_err()
+        );
+        assert!(dp_cd_defaults(&Logistic, -1.0, 1e-6, &b, 100, 4).is_err());
+        assert!(
+            dp_cd_defaults(&Logistic, 1.0, 1e-6, &PublicBounds::uniform(4, 0.0), 100, 4).is_err()
+        );
+    }
+}
