@@ -1,5 +1,5 @@
 //! UCI Adult, fully private: our coordinate methods against our DP-SGD and the peers
-//! (issue 14's benchmark), at `epsilon in {0.1, 0.5, 1, 2, 5}`, `delta = 1/n^2`.
+//! (our benchmark of fully private fits), at `epsilon in {0.1, 0.5, 1, 2, 5}`, `delta = 1/n^2`.
 //!
 //! Data: [`adult_train_test`] (the DP-SCD paper's preprocessing: one-hot, the integer
 //! columns standardised, MaxAbs, rows L2-normalised to 1, statistics from the training
@@ -52,7 +52,7 @@ use crate::runner::{stable_seed, Stats};
 /// Experiment name (output subdirectory, `cargo xtask reproduce adult`).
 pub const NAME: &str = "adult";
 
-/// The privacy levels of issue 14's table.
+/// The privacy levels of the benchmark.
 pub const EPSILONS: [f64; 5] = [0.1, 0.5, 1.0, 2.0, 5.0];
 
 /// Fraction of the training rows held out for validation (tuning).
@@ -61,7 +61,7 @@ pub const VALID_FRACTION: f64 = 0.2;
 /// Fraction of the records held out for the test set.
 pub const TEST_FRACTION: f64 = 0.2;
 
-/// Default L2 strength (`lambda/2 ||w||^2`), the value of issue 14's table.
+/// Default L2 strength (`lambda/2 ||w||^2`), the benchmark's value.
 pub const LAMBDA: f64 = 1e-5;
 
 /// Budget share of the private constants (`M_j` and DP-SGD's `beta`), as measured in
@@ -1233,7 +1233,7 @@ fn render_report(
     let eps = &settings.epsilons;
     let n = splits.train.n_samples();
     let mut s = String::new();
-    s.push_str("# UCI Adult, fully private (issue 14)\n\n");
+    s.push_str("# UCI Adult, fully private\n\n");
     s.push_str(&format!(
         "Profile `{}`, base seed {}, wall time {seconds:.1} s on {} (1-minute load {}).\n\n",
         config.profile.name(),
