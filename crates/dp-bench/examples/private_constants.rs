@@ -49,48 +49,10 @@ fn main() -> Result<()> {
     }
 }
 
-/// Adult with the DP-SCD paper's preprocessing, split 80/20 (seed 0): the five integer
-/// columns standardised, every column scaled by its maximal absolute value (statistics
-/// from the training rows), rows normalised to L2 norm 1.
+/// Adult with the DP-SCD paper's preprocessing, split 80/20 (seed 0): the shared
+/// pipeline of `dp_bench::data::scaling` (the one the `adult` and `dp-scd` experiments use).
 fn adult_split() -> Result<(Dataset<DenseDesign>, Dataset<DenseDesign>)> {
-    let (raw, _) = dp_bench::data::adult()?;
-    let (train, test) = split_indices(raw.n_samples(), 0.2, 0)?;
-    let (tr, te) = (select(&raw, &train)?, select(&raw, &test)?);
-    let p = tr.n_features();
-    let n = tr.n_samples() as f64;
-    let (mut shift, mut scale) = (vec![0.0; p], vec![1.0; p]);
-    for j in 0..5 {
-        let c = tr.x().col(j);
-        let m = c.iter().sum::<f64>() / n;
-        let sd = (c.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n).sqrt();
-        shift[j] = m;
-        scale[j] = if sd > 0.0 { sd } else { 1.0 };
-    }
-    let mut maxabs = vec![0.0f64; p];
-    for (j, m) in maxabs.iter_mut().enumerate() {
-        for &v in tr.x().col(j) {
-            *m = m.max(((v - shift[j]) / scale[j]).abs());
-        }
-        if *m == 0.0 {
-            *m = 1.0;
-        }
-    }
-    let prep = |d: &Dataset<DenseDesign>| -> Result<Dataset<DenseDesign>> {
-        let nd = d.n_samples();
-        let mut rows = Vec::with_capacity(nd * p);
-        for i in 0..nd {
-            let r: Vec<f64> = (0..p)
-                .map(|j| (d.x().row(i)[j] - shift[j]) / scale[j] / maxabs[j])
-                .collect();
-            let norm = r.iter().map(|v| v * v).sum::<f64>().sqrt();
-            rows.extend(r.iter().map(|v| if norm > 0.0 { v / norm } else { *v }));
-        }
-        Ok(Dataset::new(
-            DenseDesign::from_row_major(nd, p, &rows)?,
-            d.y().to_vec(),
-        )?)
-    };
-    Ok((prep(&tr)?, prep(&te)?))
+    dp_bench::data::adult_train_test(0.2, 0)
 }
 
 fn percentile(v: &mut [f64], q: f64) -> f64 {

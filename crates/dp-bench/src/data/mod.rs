@@ -27,8 +27,10 @@
 
 mod adult;
 mod nips2003;
+pub mod scaling;
 
 pub use adult::{adult, parse_adult, ADULT_CATEGORICAL, ADULT_NUMERIC};
+pub use scaling::{adult_train_test, scale_and_normalise_rows};
 
 pub use dp_models::io::{
     load, load_csv, load_csv_data, load_libsvm, parse_libsvm, parse_libsvm_dense, CsvData,

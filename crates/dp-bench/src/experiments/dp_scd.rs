@@ -366,57 +366,6 @@ impl Problem {
     }
 }
 
-/// Row-major rows of a dense design.
-fn rows_of(x: &DenseDesign) -> Vec<f64> {
-    let mut out = Vec::with_capacity(x.n_samples() * x.n_features());
-    for i in 0..x.n_samples() {
-        out.extend_from_slice(x.row(i));
-    }
-    out
-}
-
-/// MaxAbs scaling fitted on `train` (applied to every set), then each row scaled to unit
-/// L2 norm; `standardize` columns are first standardised with the training mean / std
-/// (the paper's Adult pipeline).
-fn preprocess(sets: &mut [&mut Dataset<DenseDesign>], standardize: &[usize]) -> Result<()> {
-    let p = sets[0].n_features();
-    let train = sets[0].x();
-    let n = train.n_samples() as f64;
-    let mut shift = vec![0.0; p];
-    let mut scale = vec![1.0; p];
-    for &j in standardize {
-        let c = train.col(j);
-        let m = c.iter().sum::<f64>() / n;
-        let sd = (c.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n).sqrt();
-        shift[j] = m;
-        scale[j] = if sd > 0.0 { sd } else { 1.0 };
-    }
-    let mut maxabs = vec![0.0f64; p];
-    for (j, m) in maxabs.iter_mut().enumerate() {
-        for &v in train.col(j) {
-            *m = m.max(((v - shift[j]) / scale[j]).abs());
-        }
-        if *m == 0.0 {
-            *m = 1.0;
-        }
-    }
-    for d in sets.iter_mut() {
-        let (nd, y) = (d.n_samples(), d.y().to_vec());
-        let mut rows = rows_of(d.x());
-        for r in rows.chunks_mut(p) {
-            for j in 0..p {
-                r[j] = (r[j] - shift[j]) / scale[j] / maxabs[j];
-            }
-            let norm = r.iter().map(|v| v * v).sum::<f64>().sqrt();
-            if norm > 0.0 {
-                r.iter_mut().for_each(|v| *v /= norm);
-            }
-        }
-        **d = Dataset::new(DenseDesign::from_row_major(nd, p, &rows)?, y)?;
-    }
-    Ok(())
-}
-
 fn center_labels(sets: &mut [&mut Dataset<DenseDesign>]) -> Result<()> {
     let mean = sets[0].y().iter().sum::<f64>() / sets[0].n_samples() as f64;
     for d in sets.iter_mut() {
@@ -482,12 +431,16 @@ pub fn load_problem(data: Data, app: App, settings: &Settings, seed: u64) -> Res
             let frac = n_test as f64 / (n_train + n_test) as f64;
             (d, frac, Vec::new())
         }
-        Data::Adult => (crate::data::adult()?.0, TEST_FRACTION, (0..5).collect()),
+        Data::Adult => (
+            crate::data::adult()?.0,
+            TEST_FRACTION,
+            crate::data::scaling::ADULT_STANDARDIZED.to_vec(),
+        ),
         Data::PhishingLike => (crate::data::website_phishing()?, TEST_FRACTION, Vec::new()),
     };
     let [mut fit, mut valid, mut test] = split3(&raw, test_fraction, seed)?;
     // Scaling statistics come from the training records the solver sees.
-    preprocess(&mut [&mut fit, &mut valid, &mut test], &standardize)?;
+    crate::data::scale_and_normalise_rows(&mut [&mut fit, &mut valid, &mut test], &standardize)?;
     if app == App::Ridge {
         center_labels(&mut [&mut fit, &mut valid, &mut test])?;
     }

@@ -3,6 +3,7 @@
 //! An experiment is a name and a function from an [`ExperimentConfig`] to files under
 //! `config.out_dir/<name>/`. [`REGISTRY`] lists them; adding an experiment is one line there.
 
+pub mod adult;
 pub mod dp_cd;
 pub mod dp_fw;
 pub mod dp_gcd;
@@ -96,6 +97,12 @@ pub const REGISTRY: &[Experiment] = &[
         about: "distributed private Frank-Wolfe (Lou & Cheung 2018) beside private FW (Talwar et al. 2015): \
                 excess risk vs n*eps, sampling rate, parties, uplink",
         run: dp_fw::run,
+    },
+    Experiment {
+        name: "adult",
+        about: "UCI Adult, fully private (issue 14): DP-CD / DP-GCD with public and private constants \
+                against DP-SGD and the peers, test accuracy vs epsilon",
+        run: adult::run,
     },
 ];
 

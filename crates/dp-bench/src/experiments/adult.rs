@@ -1,0 +1,1553 @@
+//! UCI Adult, fully private: our coordinate methods against our DP-SGD and the peers
+//! (our benchmark of fully private fits), at `epsilon in {0.1, 0.5, 1, 2, 5}`, `delta = 1/n^2`.
+//!
+//! Data: [`adult_train_test`] (the DP-SCD paper's preprocessing: one-hot, the integer
+//! columns standardised, MaxAbs, rows L2-normalised to 1, statistics from the training
+//! rows), split 80/20 with seed 0: `n_train = 26,049`, `n_test = 6,512`, `p = 81`.
+//! After the preprocessing `|x_ij| <= 1` and `||x_i||_2 <= 1` hold for every record, so
+//! they are public bounds: "fully private" rows take every constant from them or from
+//! a private estimate charged to the fit's ledger. Rows whose constants come from the
+//! data without privacy (the papers' setting) are shown apart and labelled so.
+//!
+//! Protocol (the papers', whose tuning is not charged): the training rows are split
+//! 80/20 (seed 1) into a tuning-fit and a validation part; every grid point of a method
+//! is fitted `tuning_runs` times on the tuning-fit part at the same epsilon (delta
+//! `1/n_fit^2`) and scored on the validation part; the point with the best mean
+//! validation accuracy is refitted on all training rows with `final_runs` fresh seeds
+//! and scored on the test rows (mean / min / max). The tuning is **not charged** to the
+//! privacy budget, as in the papers; the report says so. A method is one entry of
+//! [`methods`]: a grid, a fit closure and its [`Tuning`] protocol, so that rows with
+//! fixed defaults or a charged private selection are one more entry.
+//!
+//! Baselines: the majority class of the training rows and non-private L2-regularised
+//! logistic regression (the certified reference solver, `lambda` tuned on the same
+//! validation split). Peers (diffprivlib, Opacus) are run by `benches/peers/adult.py` on
+//! the same splits (exported by the `adult_export` example) and read from
+//! `benches/peers/results/adult.json` when present.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use dp_models::constants::{coordinate_smoothness, Tagged};
+use dp_models::objective::Objective;
+use dp_models::reference::{solve, ReferenceOptions};
+use dp_models::split::{select, split_indices};
+use dp_models::{Dataset, DenseDesign, Logistic, L2};
+use dp_optim::dp_gcd::Variant;
+use dp_optim::privacy::CalibrationCache;
+use dp_optim::{
+    Accounting, Adjacency, Averaging, DpCdParams, DpGcdParams, DpSgdParams, Fitted,
+    GlobalSmoothness, LinearModel, Smoothness, Solver,
+};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::{ExperimentConfig, Profile};
+use crate::data::adult_train_test;
+use crate::figures::{BandPoint, ErrorFigure, Series};
+use crate::report::{markdown_table, write_atomic, write_json_atomic, Metadata, Summary};
+use crate::runner::{stable_seed, Stats};
+
+/// Experiment name (output subdirectory, `cargo xtask reproduce adult`).
+pub const NAME: &str = "adult";
+
+/// The privacy levels of the benchmark.
+pub const EPSILONS: [f64; 5] = [0.1, 0.5, 1.0, 2.0, 5.0];
+
+/// Fraction of the training rows held out for validation (tuning).
+pub const VALID_FRACTION: f64 = 0.2;
+
+/// Fraction of the records held out for the test set.
+pub const TEST_FRACTION: f64 = 0.2;
+
+/// Default L2 strength (`lambda/2 ||w||^2`), the benchmark's value.
+pub const LAMBDA: f64 = 1e-5;
+
+/// Budget share of the private constants (`M_j` and DP-SGD's `beta`), as measured in
+/// `docs/private-constants.md` (2 %-10 % within 0.2 points at eps >= 0.5).
+pub const CONSTANTS_FRACTION: f64 = 0.05;
+
+/// Where the peer script writes its results, relative to the workspace root.
+pub const PEERS_JSON: &str = "benches/peers/results/adult.json";
+
+/// One hyperparameter setting of a method (fields a method does not use are `None`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// Passes over the data (DP-GCD: iterations, one full gradient each).
+    pub passes: u64,
+    /// Step scale `gamma` (step `gamma / M_j`, or `gamma / beta` for DP-SGD).
+    pub step: f64,
+    /// Clipping threshold `C`.
+    pub clip: f64,
+    /// Batch size (DP-SGD only).
+    pub batch: Option<u64>,
+    /// L2 strength `lambda` of `lambda/2 ||w||^2`.
+    pub lambda: f64,
+}
+
+impl Point {
+    fn short(&self) -> String {
+        let mut s = format!("{}/{}/{}", self.passes, self.step, self.clip);
+        if let Some(b) = self.batch {
+            s.push_str(&format!("/b{b}"));
+        }
+        if self.lambda != LAMBDA {
+            s.push_str(&format!("/l{:e}", self.lambda));
+        }
+        s
+    }
+}
+
+/// How a method's hyperparameters are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Tuning {
+    /// Best mean validation accuracy over the grid, **not charged** (the papers').
+    Validation,
+    /// No tuning: the grid has one point, used as is (defaults that need no tuning).
+    Fixed,
+}
+
+impl Tuning {
+    /// Name in the report and `summary.json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tuning::Validation => "validation (not charged)",
+            Tuning::Fixed => "fixed (no tuning)",
+        }
+    }
+}
+
+/// Which group of the report a method belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Group {
+    /// Every constant public or privately estimated and charged: the comparison.
+    FullyPrivate,
+    /// Constants computed from the data without privacy (the papers' setting).
+    DataConstants,
+    /// A variant measured to try an idea (fully private), reported in its own table.
+    Variant,
+    /// Fully private under another neighbouring relation (add/remove, as Opacus).
+    OtherRelation,
+}
+
+/// The kind of algorithm (for the reading: coordinate methods against DP-SGD).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Family {
+    /// DP-CD, DP-GCD.
+    Coordinate,
+    /// DP-SGD.
+    Sgd,
+}
+
+/// What a fit closure receives.
+pub struct FitInput<'a> {
+    /// Target epsilon.
+    pub epsilon: f64,
+    /// Target delta.
+    pub delta: f64,
+    /// Hyperparameters.
+    pub point: &'a Point,
+    /// Training rows.
+    pub data: &'a Dataset<DenseDesign>,
+    /// Seed of the fit (replays its noise: these fits are measurements, never releases).
+    pub seed: u64,
+}
+
+/// A fit of one method.
+pub type FitFn = Box<dyn Fn(&FitInput<'_>) -> Result<Fitted> + Send + Sync>;
+
+/// One row of the comparison.
+pub struct Method {
+    /// Stable key (`summary.json`, seeds).
+    pub key: &'static str,
+    /// Label in the report.
+    pub label: String,
+    /// Group.
+    pub group: Group,
+    /// Family.
+    pub family: Family,
+    /// Tuning protocol.
+    pub tuning: Tuning,
+    /// Hyperparameter grid (one point for [`Tuning::Fixed`]).
+    pub grid: Vec<Point>,
+    /// The fit.
+    pub fit: FitFn,
+}
+
+/// Grid sizes, epsilons and run counts of a profile.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Privacy levels.
+    pub epsilons: Vec<f64>,
+    /// Fits per grid point in the tuning.
+    pub tuning_runs: usize,
+    /// Fresh fits of the tuned point (test accuracy).
+    pub final_runs: usize,
+    /// Keep only the first rows of the training and test splits (smoke tests).
+    pub subsample: Option<(usize, usize)>,
+    /// Run the variant rows (ideas measured).
+    pub variants: bool,
+    /// Passes of DP-CD.
+    pub cd_passes: Vec<u64>,
+    /// Step scales of DP-CD with private / data constants.
+    pub cd_steps: Vec<f64>,
+    /// Step scales of DP-CD with the public `M_j = 1/4` (larger: every step is small).
+    pub cd_public_steps: Vec<f64>,
+    /// Clipping thresholds of DP-CD and DP-GCD.
+    pub cd_clips: Vec<f64>,
+    /// Iterations of DP-GCD.
+    pub gcd_iterations: Vec<u64>,
+    /// Step scales of DP-GCD.
+    pub gcd_steps: Vec<f64>,
+    /// Batch sizes of DP-SGD.
+    pub sgd_batches: Vec<u64>,
+    /// Passes of DP-SGD.
+    pub sgd_passes: Vec<u64>,
+    /// Step scales of DP-SGD (`eta = gamma / beta`).
+    pub sgd_steps: Vec<f64>,
+    /// Clipping thresholds of DP-SGD.
+    pub sgd_clips: Vec<f64>,
+    /// L2 strengths of the `lambda`-tuned variant.
+    pub lambdas: Vec<f64>,
+}
+
+impl Settings {
+    /// The settings of `profile`.
+    pub fn for_profile(profile: Profile) -> Self {
+        match profile {
+            Profile::Paper => Settings {
+                epsilons: EPSILONS.to_vec(),
+                tuning_runs: 2,
+                final_runs: 10,
+                subsample: None,
+                variants: true,
+                cd_passes: vec![2, 5, 10, 20],
+                cd_steps: vec![0.1, 0.3, 1.0, 3.0],
+                cd_public_steps: vec![1.0, 3.0, 10.0, 30.0],
+                cd_clips: vec![0.1, 0.3, 1.0, 3.0],
+                gcd_iterations: vec![20, 50, 100, 200],
+                gcd_steps: vec![0.3, 1.0, 3.0],
+                sgd_batches: vec![64, 256, 1024],
+                sgd_passes: vec![1, 3, 10, 30],
+                sgd_steps: vec![0.3, 1.0, 3.0, 10.0],
+                sgd_clips: vec![0.1, 0.3, 1.0],
+                lambdas: vec![1e-5, 1e-4, 1e-3],
+            },
+            Profile::Quick => Settings {
+                epsilons: EPSILONS.to_vec(),
+                tuning_runs: 1,
+                final_runs: 3,
+                subsample: None,
+                variants: false,
+                cd_passes: vec![5, 10],
+                cd_steps: vec![0.3, 1.0, 3.0],
+                cd_public_steps: vec![3.0, 10.0, 30.0],
+                cd_clips: vec![0.3, 1.0, 3.0],
+                gcd_iterations: vec![50, 100],
+                gcd_steps: vec![1.0, 3.0],
+                sgd_batches: vec![256, 1024],
+                sgd_passes: vec![3, 10],
+                sgd_steps: vec![1.0, 3.0, 10.0],
+                sgd_clips: vec![0.3, 1.0],
+                lambdas: vec![1e-5, 1e-3],
+            },
+            Profile::Smoke => Settings {
+                epsilons: vec![1.0],
+                tuning_runs: 1,
+                final_runs: 2,
+                subsample: Some((2000, 1000)),
+                variants: true,
+                cd_passes: vec![1],
+                cd_steps: vec![1.0],
+                cd_public_steps: vec![10.0],
+                cd_clips: vec![1.0],
+                gcd_iterations: vec![10],
+                gcd_steps: vec![1.0],
+                sgd_batches: vec![256],
+                sgd_passes: vec![1],
+                sgd_steps: vec![1.0],
+                sgd_clips: vec![1.0],
+                lambdas: vec![1e-5, 1e-3],
+            },
+        }
+    }
+
+    fn cd_grid(&self, steps: &[f64], lambdas: &[f64]) -> Vec<Point> {
+        let mut g = Vec::new();
+        for &passes in &self.cd_passes {
+            for &step in steps {
+                for &clip in &self.cd_clips {
+                    for &lambda in lambdas {
+                        g.push(Point {
+                            passes,
+                            step,
+                            clip,
+                            batch: None,
+                            lambda,
+                        });
+                    }
+                }
+            }
+        }
+        g
+    }
+
+    fn gcd_grid(&self) -> Vec<Point> {
+        let mut g = Vec::new();
+        for &passes in &self.gcd_iterations {
+            for &step in &self.gcd_steps {
+                for &clip in &self.cd_clips {
+                    g.push(Point {
+                        passes,
+                        step,
+                        clip,
+                        batch: None,
+                        lambda: LAMBDA,
+                    });
+                }
+            }
+        }
+        g
+    }
+
+    fn sgd_grid(&self) -> Vec<Point> {
+        let mut g = Vec::new();
+        for &b in &self.sgd_batches {
+            for &passes in &self.sgd_passes {
+                for &step in &self.sgd_steps {
+                    for &clip in &self.sgd_clips {
+                        g.push(Point {
+                            passes,
+                            step,
+                            clip,
+                            batch: Some(b),
+                            lambda: LAMBDA,
+                        });
+                    }
+                }
+            }
+        }
+        g
+    }
+}
+
+/// Where DP-CD / DP-GCD take the `M_j` from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Constants {
+    /// `M_j = c R^2 = 1/4` for every `j` (public: logistic `c = 1/4`, `R = 1`).
+    Public,
+    /// `Smoothness::PrivateBounded` from `|x_ij| <= 1`, `||x_i|| <= 1` with this share
+    /// of epsilon, shifted into upper bounds with probability 0.95.
+    Private(f64),
+    /// `M_j` of the training rows without privacy (floored at `1e-8` for columns that
+    /// are all zero in the split): **not fully private**.
+    Data,
+}
+
+impl Constants {
+    fn smoothness(self, d: &Dataset<DenseDesign>) -> Result<(Smoothness, bool)> {
+        let p = d.n_features();
+        Ok(match self {
+            Constants::Public => (Smoothness::Given(Tagged::public(vec![0.25; p])), false),
+            Constants::Private(fraction) => (
+                Smoothness::PrivateBounded {
+                    feature_bounds: Some(Tagged::public(vec![1.0; p])),
+                    row_norm_bound: Some(Tagged::public(1.0)),
+                    budget_fraction: fraction,
+                    failure_probability: Some(0.05),
+                },
+                false,
+            ),
+            Constants::Data => (
+                Smoothness::Given(
+                    coordinate_smoothness(&Logistic, d.x())?
+                        .map(|m| m.into_iter().map(|v| v.max(1e-8)).collect()),
+                ),
+                true,
+            ),
+        })
+    }
+}
+
+/// DP-CD (Mangold et al. 2022) with `constants`, `Accounting::Exact` (GDP), last
+/// iterate or `averaging`.
+pub fn dp_cd(constants: Constants, averaging: Averaging) -> FitFn {
+    Box::new(move |f: &FitInput<'_>| {
+        let (smoothness, allow) = constants.smoothness(f.data)?;
+        Ok(DpCdParams::new(Logistic, L2::new(f.point.lambda)?)
+            .epsilon(f.epsilon)
+            .delta(f.delta)
+            .passes(f.point.passes)
+            .step_scale(f.point.step)
+            .clip(f.point.clip)
+            .averaging(averaging)
+            .accounting(Accounting::Exact)
+            .smoothness(smoothness)
+            .allow_non_private_constants(allow)
+            .build()?
+            .fit_seeded(f.data, f.seed)?)
+    })
+}
+
+/// DP-GCD, our zCDP variant (Gaussian updates, Gumbel report-noisy-max; Mangold et al.
+/// 2023 with zCDP accounting), GS-L rule, with `constants`.
+pub fn dp_gcd(constants: Constants) -> FitFn {
+    Box::new(move |f: &FitInput<'_>| {
+        let (smoothness, allow) = constants.smoothness(f.data)?;
+        Ok(DpGcdParams::new(Logistic, L2::new(f.point.lambda)?)
+            .epsilon(f.epsilon)
+            .delta(f.delta)
+            .passes(f.point.passes)
+            .step_scale(f.point.step)
+            .clip(f.point.clip)
+            .variant(Variant::Zcdp)
+            .smoothness(smoothness)
+            .allow_non_private_constants(allow)
+            .build()?
+            .fit_seeded(f.data, f.seed)?)
+    })
+}
+
+/// DP-SGD (batches without replacement, replace-one, RDP of the sampled Gaussian with
+/// the improved conversion) with public `beta = c R^2 = 1/4` or (`private_beta`) the
+/// private estimate of `GlobalSmoothness::Private` on [`CONSTANTS_FRACTION`] of epsilon.
+pub fn dp_sgd(private_beta: bool) -> FitFn {
+    let cache = CalibrationCache::new();
+    Box::new(move |f: &FitInput<'_>| {
+        let beta = if private_beta {
+            GlobalSmoothness::Private {
+                row_norm_bound: Tagged::public(1.0),
+                budget_fraction: CONSTANTS_FRACTION,
+                failure_probability: Some(0.05),
+            }
+        } else {
+            GlobalSmoothness::Given(Tagged::public(0.25))
+        };
+        Ok(DpSgdParams::new(Logistic, L2::new(f.point.lambda)?)
+            .epsilon(f.epsilon)
+            .delta(f.delta)
+            .passes(f.point.passes)
+            .step_scale(f.point.step)
+            .clip(f.point.clip)
+            .batch_size(f.point.batch.unwrap_or(256))
+            .accounting(Accounting::Exact)
+            .smoothness(beta)
+            .calibration_cache(cache.clone())
+            .build()?
+            .fit_seeded(f.data, f.seed)?)
+    })
+}
+
+/// DP-SGD under add/remove with Poisson sampling (Opacus' neighbouring relation, a
+/// different guarantee from the replace-one rows: replacing a record is removing one
+/// and adding one, so an add/remove guarantee at `eps` gives replace-one only at about
+/// `2 eps`), public `beta = 1/4`, the number of records stated as public. Shown so
+/// that the comparison with Opacus can be read like for like.
+pub fn dp_sgd_add_remove() -> FitFn {
+    let cache = CalibrationCache::new();
+    Box::new(move |f: &FitInput<'_>| {
+        Ok(DpSgdParams::new(Logistic, L2::new(f.point.lambda)?)
+            .epsilon(f.epsilon)
+            .delta(f.delta)
+            .passes(f.point.passes)
+            .step_scale(f.point.step)
+            .clip(f.point.clip)
+            .batch_size(f.point.batch.unwrap_or(256))
+            .adjacency(Adjacency::AddRemove)
+            .public_n(f.data.n_samples())
+            .accounting(Accounting::Exact)
+            .smoothness(GlobalSmoothness::Given(Tagged::public(0.25)))
+            .calibration_cache(cache.clone())
+            .build()?
+            .fit_seeded(f.data, f.seed)?)
+    })
+}
+
+/// The rows of the comparison, in report order. Adding a row (e.g. fixed defaults or a
+/// charged private selection) is one more entry here.
+pub fn methods(s: &Settings) -> Vec<Method> {
+    let cd = s.cd_grid(&s.cd_steps, &[LAMBDA]);
+    let pct = (CONSTANTS_FRACTION * 100.0).round();
+    let mut m = vec![
+        Method {
+            key: "dp-cd-public",
+            label: "DP-CD, public M_j = 1/4".into(),
+            group: Group::FullyPrivate,
+            family: Family::Coordinate,
+            tuning: Tuning::Validation,
+            grid: s.cd_grid(&s.cd_public_steps, &[LAMBDA]),
+            fit: dp_cd(Constants::Public, Averaging::LastIterate),
+        },
+        Method {
+            key: "dp-cd-private",
+            label: format!("DP-CD, private M_j ({pct} % of eps)"),
+            group: Group::FullyPrivate,
+            family: Family::Coordinate,
+            tuning: Tuning::Validation,
+            grid: cd.clone(),
+            fit: dp_cd(
+                Constants::Private(CONSTANTS_FRACTION),
+                Averaging::LastIterate,
+            ),
+        },
+        Method {
+            key: "dp-gcd-public",
+            label: "DP-GCD zCDP, public M_j = 1/4".into(),
+            group: Group::FullyPrivate,
+            family: Family::Coordinate,
+            tuning: Tuning::Validation,
+            grid: s.gcd_grid(),
+            fit: dp_gcd(Constants::Public),
+        },
+        Method {
+            key: "dp-gcd-private",
+            label: format!("DP-GCD zCDP, private M_j ({pct} % of eps)"),
+            group: Group::FullyPrivate,
+            family: Family::Coordinate,
+            tuning: Tuning::Validation,
+            grid: s.gcd_grid(),
+            fit: dp_gcd(Constants::Private(CONSTANTS_FRACTION)),
+        },
+        Method {
+            key: "dp-sgd-public",
+            label: "DP-SGD, public beta = 1/4".into(),
+            group: Group::FullyPrivate,
+            family: Family::Sgd,
+            tuning: Tuning::Validation,
+            grid: s.sgd_grid(),
+            fit: dp_sgd(false),
+        },
+        Method {
+            key: "dp-sgd-private",
+            label: format!("DP-SGD, private beta ({pct} % of eps)"),
+            group: Group::FullyPrivate,
+            family: Family::Sgd,
+            tuning: Tuning::Validation,
+            grid: s.sgd_grid(),
+            fit: dp_sgd(true),
+        },
+        Method {
+            key: "dp-cd-data",
+            label: "DP-CD, M_j from the data (not fully private)".into(),
+            group: Group::DataConstants,
+            family: Family::Coordinate,
+            tuning: Tuning::Validation,
+            grid: cd.clone(),
+            fit: dp_cd(Constants::Data, Averaging::LastIterate),
+        },
+        Method {
+            key: "dp-gcd-data",
+            label: "DP-GCD zCDP, M_j from the data (not fully private)".into(),
+            group: Group::DataConstants,
+            family: Family::Coordinate,
+            tuning: Tuning::Validation,
+            grid: s.gcd_grid(),
+            fit: dp_gcd(Constants::Data),
+        },
+    ];
+    m.push(Method {
+        key: "dp-sgd-add-remove",
+        label: "DP-SGD, add/remove + Poisson (Opacus' relation; not comparable to the \
+                replace-one rows)"
+            .into(),
+        group: Group::OtherRelation,
+        family: Family::Sgd,
+        tuning: Tuning::Validation,
+        grid: s.sgd_grid(),
+        fit: dp_sgd_add_remove(),
+    });
+    if s.variants {
+        m.extend([
+            Method {
+                key: "dp-cd-private-lambda",
+                label: format!("DP-CD, private M_j, lambda tuned in {:?}", s.lambdas),
+                group: Group::Variant,
+                family: Family::Coordinate,
+                tuning: Tuning::Validation,
+                grid: s.cd_grid(&s.cd_steps, &s.lambdas),
+                fit: dp_cd(
+                    Constants::Private(CONSTANTS_FRACTION),
+                    Averaging::LastIterate,
+                ),
+            },
+            Method {
+                key: "dp-cd-private-epoch-avg",
+                label: "DP-CD, private M_j, epoch averaging (K = p)".into(),
+                group: Group::Variant,
+                family: Family::Coordinate,
+                tuning: Tuning::Validation,
+                grid: cd.clone(),
+                fit: dp_cd(Constants::Private(CONSTANTS_FRACTION), Averaging::Every(81)),
+            },
+            Method {
+                key: "dp-cd-private-2pct",
+                label: "DP-CD, private M_j (2 % of eps)".into(),
+                group: Group::Variant,
+                family: Family::Coordinate,
+                tuning: Tuning::Validation,
+                grid: cd.clone(),
+                fit: dp_cd(Constants::Private(0.02), Averaging::LastIterate),
+            },
+            Method {
+                key: "dp-gcd-private-2pct",
+                label: "DP-GCD zCDP, private M_j (2 % of eps)".into(),
+                group: Group::Variant,
+                family: Family::Coordinate,
+                tuning: Tuning::Validation,
+                grid: s.gcd_grid(),
+                fit: dp_gcd(Constants::Private(0.02)),
+            },
+        ]);
+    }
+    m
+}
+
+/// The four splits the protocol uses.
+pub struct Splits {
+    /// All training rows (final fits).
+    pub train: Dataset<DenseDesign>,
+    /// Test rows (reported accuracy).
+    pub test: Dataset<DenseDesign>,
+    /// Training rows the tuning fits see.
+    pub tune_fit: Dataset<DenseDesign>,
+    /// Validation rows (tuning score).
+    pub tune_val: Dataset<DenseDesign>,
+}
+
+/// Adult split as the experiment uses it (see the module docs); `subsample` keeps the
+/// first rows of the train / test splits.
+pub fn load_splits(subsample: Option<(usize, usize)>) -> Result<Splits> {
+    let (mut train, mut test) = adult_train_test(TEST_FRACTION, 0)?;
+    if let Some((a, b)) = subsample {
+        let first = |k: usize, n: usize| (0..k.min(n)).collect::<Vec<_>>();
+        train = select(&train, &first(a, train.n_samples()))?;
+        test = select(&test, &first(b, test.n_samples()))?;
+    }
+    let (fit_idx, val_idx) = split_indices(train.n_samples(), VALID_FRACTION, 1)?;
+    let (tune_fit, tune_val) = (select(&train, &fit_idx)?, select(&train, &val_idx)?);
+    Ok(Splits {
+        train,
+        test,
+        tune_fit,
+        tune_val,
+    })
+}
+
+/// One record of `summary.json`: one method at one epsilon (baselines: `epsilon` null).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Stable key of the method.
+    pub method: String,
+    /// Label in the report.
+    pub label: String,
+    /// `fully-private`, `data-constants`, `variant` or `baseline`.
+    pub group: String,
+    /// Algorithm name of the fitted model (`dp-cd`, `dp-cd-p`, `dp-gcd-zcdp`, `dp-sgd`, ...).
+    pub algorithm: String,
+    /// How the noise is calibrated.
+    pub accounting: String,
+    /// How the hyperparameters were chosen.
+    pub tuning: String,
+    /// Target epsilon (`null` for the baselines).
+    pub epsilon: Option<f64>,
+    /// Target delta of the final fits (`1/n_train^2`; `null` for the baselines).
+    pub delta: Option<f64>,
+    /// Largest epsilon of the final fits' guarantees (what the ledgers compose).
+    pub achieved_epsilon_max: Option<f64>,
+    /// Whether every final fit's guarantee covers every constant it used.
+    pub fully_private: bool,
+    /// Fresh runs.
+    pub runs: usize,
+    /// Mean test accuracy of the fresh runs (`null` if a run failed).
+    pub accuracy_mean: Option<f64>,
+    /// Minimum.
+    pub accuracy_min: Option<f64>,
+    /// Maximum.
+    pub accuracy_max: Option<f64>,
+    /// Test accuracy of each fresh run.
+    pub accuracy_runs: Vec<f64>,
+    /// Mean validation accuracy of the tuning runs at the tuned point.
+    pub validation_accuracy: Option<f64>,
+    /// The tuned (or fixed) point.
+    pub tuned: Option<Point>,
+    /// Grid points tried.
+    pub grid_points: usize,
+    /// Axes (`passes`, `step`, `clip`, `batch`, `lambda`) whose tuned value is at an end
+    /// of a grid axis with more than one value (a hint that the grid is too narrow).
+    pub on_grid_edge: Vec<String>,
+    /// Whether `step` is in `on_grid_edge` (the other experiments' field).
+    pub step_on_grid_edge: bool,
+    /// Whether `clip` is in `on_grid_edge`.
+    pub clip_on_grid_edge: bool,
+    /// Failed fits (tuning and fresh).
+    pub failed_runs: usize,
+    /// Mean solver seconds per fresh run.
+    pub seconds_per_run: Option<f64>,
+}
+
+/// The peers' results file (`benches/peers/adult.py`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct PeerFile {
+    /// When it was run (UTC).
+    pub date: String,
+    /// Package versions.
+    #[serde(default)]
+    pub versions: serde_json::Value,
+    /// Machine.
+    #[serde(default)]
+    pub machine: serde_json::Value,
+    /// Seeds per cell.
+    pub final_runs: usize,
+    /// Peers the run left out (not measured).
+    #[serde(default)]
+    pub absent: Vec<String>,
+    /// One record per (peer, epsilon).
+    pub records: Vec<PeerRecord>,
+}
+
+/// One peer at one epsilon.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PeerRecord {
+    /// `diffprivlib` or `opacus`.
+    pub method: String,
+    /// Label.
+    pub label: String,
+    /// Epsilon.
+    pub epsilon: f64,
+    /// Mean test accuracy.
+    pub accuracy_mean: f64,
+    /// Minimum.
+    pub accuracy_min: f64,
+    /// Maximum.
+    pub accuracy_max: f64,
+    /// Tuned hyperparameters as the script names them.
+    #[serde(default)]
+    pub tuned: serde_json::Value,
+}
+
+fn edges(grid: &[Point], t: &Point) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut axis = |name: &str, vals: Vec<f64>, v: f64| {
+        let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if lo < hi && (v == lo || v == hi) {
+            out.push(name.to_owned());
+        }
+    };
+    axis(
+        "passes",
+        grid.iter().map(|p| p.passes as f64).collect(),
+        t.passes as f64,
+    );
+    axis("step", grid.iter().map(|p| p.step).collect(), t.step);
+    axis("clip", grid.iter().map(|p| p.clip).collect(), t.clip);
+    if let Some(b) = t.batch {
+        axis(
+            "batch",
+            grid.iter()
+                .filter_map(|p| p.batch)
+                .map(|b| b as f64)
+                .collect(),
+            b as f64,
+        );
+    }
+    axis("lambda", grid.iter().map(|p| p.lambda).collect(), t.lambda);
+    out
+}
+
+/// Runs one method at one epsilon: tuning (per its [`Tuning`]), then the fresh fits.
+fn run_method(
+    m: &Method,
+    eps: f64,
+    splits: &Splits,
+    settings: &Settings,
+    base_seed: u64,
+) -> Result<Record> {
+    let n = splits.train.n_samples() as f64;
+    let n_fit = splits.tune_fit.n_samples() as f64;
+    let (delta, val_delta) = (1.0 / (n * n), 1.0 / (n_fit * n_fit));
+    let eps_key = eps.to_bits();
+    let (tuned_idx, validation, mut failed) = match m.tuning {
+        Tuning::Fixed => {
+            anyhow::ensure!(
+                m.grid.len() == 1,
+                "{}: a fixed method has one point, got {}",
+                m.key,
+                m.grid.len()
+            );
+            (0, None, 0)
+        }
+        Tuning::Validation => {
+            let scores: Vec<(f64, usize)> = (0..m.grid.len())
+                .into_par_iter()
+                .map(|g| {
+                    let (mut acc, mut fails) = (0.0, 0);
+                    for r in 0..settings.tuning_runs {
+                        let seed = stable_seed(
+                            base_seed,
+                            &[NAME, m.key, "tune"],
+                            &[eps_key, g as u64, r as u64],
+                        );
+                        let fit = (m.fit)(&FitInput {
+                            epsilon: eps,
+                            delta: val_delta,
+                            point: &m.grid[g],
+                            data: &splits.tune_fit,
+                            seed,
+                        });
+                        match fit.and_then(|f| Ok(f.model.accuracy(&splits.tune_val)?)) {
+                            Ok(a) => acc += a,
+                            Err(_) => fails += 1,
+                        }
+                    }
+                    // A point with a failed run is not eligible.
+                    let score = if fails > 0 {
+                        f64::NEG_INFINITY
+                    } else {
+                        acc / settings.tuning_runs as f64
+                    };
+                    (score, fails)
+                })
+                .collect();
+            let failed: usize = scores.iter().map(|s| s.1).sum();
+            // First best in grid order (deterministic).
+            let mut best = 0;
+            for (g, s) in scores.iter().enumerate() {
+                if s.0 > scores[best].0 {
+                    best = g;
+                }
+            }
+            let v = scores[best].0;
+            (best, v.is_finite().then_some(v), failed)
+        }
+    };
+    let point = m.grid[tuned_idx];
+    let finals: Vec<Result<(f64, f64, Fitted)>> = (0..settings.final_runs)
+        .into_par_iter()
+        .map(|r| {
+            let seed = stable_seed(base_seed, &[NAME, m.key, "final"], &[eps_key, r as u64]);
+            let t = Instant::now();
+            let f = (m.fit)(&FitInput {
+                epsilon: eps,
+                delta,
+                point: &point,
+                data: &splits.train,
+                seed,
+            })?;
+            let secs = t.elapsed().as_secs_f64();
+            Ok((f.model.accuracy(&splits.test)?, secs, f))
+        })
+        .collect();
+    let mut accs = Vec::new();
+    let mut secs = Vec::new();
+    let mut achieved: Option<f64> = None;
+    let mut algorithm = String::new();
+    let mut accounting = String::new();
+    let mut fully_private = m.group != Group::DataConstants;
+    for f in finals {
+        match f {
+            Ok((a, s, fit)) => {
+                accs.push(a);
+                secs.push(s);
+                algorithm = fit.model.algorithm.clone();
+                if let Some(pr) = &fit.model.privacy {
+                    achieved = Some(achieved.unwrap_or(0.0).max(pr.guarantee.epsilon));
+                    accounting = pr.guarantee.how.clone();
+                    fully_private &= !pr.uses_non_private_constants;
+                } else {
+                    fully_private = false;
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("adult: {} at eps {eps}: a final fit failed: {e}", m.key);
+            }
+        }
+    }
+    let complete = accs.len() == settings.final_runs && !accs.is_empty();
+    let edge = edges(&m.grid, &point);
+    let st = Stats::of(&accs);
+    Ok(Record {
+        method: m.key.to_owned(),
+        label: m.label.clone(),
+        group: group_name(m.group).to_owned(),
+        algorithm,
+        accounting,
+        tuning: m.tuning.as_str().to_owned(),
+        epsilon: Some(eps),
+        delta: Some(delta),
+        achieved_epsilon_max: achieved,
+        fully_private,
+        runs: settings.final_runs,
+        accuracy_mean: complete.then_some(st.mean),
+        accuracy_min: complete.then_some(st.min),
+        accuracy_max: complete.then_some(st.max),
+        accuracy_runs: accs,
+        validation_accuracy: validation,
+        tuned: Some(point),
+        grid_points: m.grid.len(),
+        step_on_grid_edge: edge.iter().any(|a| a == "step"),
+        clip_on_grid_edge: edge.iter().any(|a| a == "clip"),
+        on_grid_edge: edge,
+        failed_runs: failed,
+        seconds_per_run: (!secs.is_empty()).then(|| secs.iter().sum::<f64>() / secs.len() as f64),
+    })
+}
+
+fn group_name(g: Group) -> &'static str {
+    match g {
+        Group::FullyPrivate => "fully-private",
+        Group::DataConstants => "data-constants",
+        Group::Variant => "variant",
+        Group::OtherRelation => "other-relation",
+    }
+}
+
+/// The baselines: majority class of the training rows, and non-private logistic
+/// regression with `lambda` tuned on the validation split (reference solver).
+fn baselines(splits: &Splits) -> Result<Vec<Record>> {
+    let pos = splits.train.y().iter().filter(|&&v| v > 0.0).count();
+    let majority = if 2 * pos > splits.train.n_samples() {
+        1.0
+    } else {
+        -1.0
+    };
+    let maj_acc = splits.test.y().iter().filter(|&&v| v == majority).count() as f64
+        / splits.test.n_samples() as f64;
+    let baseline = |key: &str, label: &str, acc: f64, tuned: Option<Point>, grid: usize| Record {
+        method: key.to_owned(),
+        label: label.to_owned(),
+        group: "baseline".to_owned(),
+        algorithm: key.to_owned(),
+        accounting: "none (not private)".to_owned(),
+        tuning: if grid > 1 {
+            Tuning::Validation.as_str().to_owned()
+        } else {
+            Tuning::Fixed.as_str().to_owned()
+        },
+        epsilon: None,
+        delta: None,
+        achieved_epsilon_max: None,
+        fully_private: false,
+        runs: 1,
+        accuracy_mean: Some(acc),
+        accuracy_min: Some(acc),
+        accuracy_max: Some(acc),
+        accuracy_runs: vec![acc],
+        validation_accuracy: None,
+        tuned,
+        grid_points: grid,
+        on_grid_edge: Vec::new(),
+        step_on_grid_edge: false,
+        clip_on_grid_edge: false,
+        failed_runs: 0,
+        seconds_per_run: None,
+    };
+    let fit = |d: &Dataset<DenseDesign>, lambda: f64| -> Result<LinearModel> {
+        let pen = L2::new(lambda)?;
+        let obj = Objective::new(d, &Logistic, &pen)?;
+        let sol = solve(&obj, &ReferenceOptions::default())?;
+        Ok(LinearModel {
+            algorithm: "reference".into(),
+            coefficients: sol.w,
+            intercept: None,
+            iterations: sol.iterations,
+            privacy: None,
+        })
+    };
+    let lambdas = [1e-6, 1e-5, 1e-4, 1e-3];
+    let mut best = (f64::NEG_INFINITY, LAMBDA);
+    for &l in &lambdas {
+        let a = fit(&splits.tune_fit, l)?.accuracy(&splits.tune_val)?;
+        if a > best.0 {
+            best = (a, l);
+        }
+    }
+    let acc = fit(&splits.train, best.1)?.accuracy(&splits.test)?;
+    Ok(vec![
+        baseline("majority", "majority class (not private)", maj_acc, None, 1),
+        baseline(
+            "non-private",
+            "logistic regression, non-private (lambda tuned)",
+            acc,
+            Some(Point {
+                passes: 0,
+                step: 0.0,
+                clip: 0.0,
+                batch: None,
+                lambda: best.1,
+            }),
+            lambdas.len(),
+        ),
+    ])
+}
+
+/// Runs the experiment with the profile's settings.
+pub fn run(config: &ExperimentConfig) -> Result<()> {
+    run_with(config, &Settings::for_profile(config.profile))
+}
+
+/// Reads the peers' file at `path`: `Ok(None)` when it does not exist.
+pub fn read_peers(path: &Path) -> Result<Option<PeerFile>> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(Some(
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?,
+    ))
+}
+
+/// The workspace root (two levels above this crate's manifest).
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// [`run`] with explicit settings.
+pub fn run_with(config: &ExperimentConfig, settings: &Settings) -> Result<()> {
+    let wall = Instant::now();
+    let dir = config.out_dir.join(NAME);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let splits = load_splits(settings.subsample)?;
+    let methods = methods(settings);
+    eprintln!(
+        "adult: profile {}, n_train {}, n_test {}, p {}, {} methods x {} epsilons, {} tuning + {} final runs",
+        config.profile.name(),
+        splits.train.n_samples(),
+        splits.test.n_samples(),
+        splits.train.n_features(),
+        methods.len(),
+        settings.epsilons.len(),
+        settings.tuning_runs,
+        settings.final_runs
+    );
+    let mut records = baselines(&splits)?;
+    let partial = dir.join("summary.partial.json");
+    for m in &methods {
+        for &eps in &settings.epsilons {
+            let t = Instant::now();
+            let r = run_method(m, eps, &splits, settings, config.seed)?;
+            if config.progress != crate::runner::ProgressMode::Silent {
+                eprintln!(
+                    "adult: {} eps {eps}: {} ({}), {:.1} s",
+                    m.key,
+                    r.accuracy_mean.map_or("-".into(), |a| format!("{a:.4}")),
+                    r.tuned.map_or(String::new(), |p| p.short()),
+                    t.elapsed().as_secs_f64()
+                );
+            }
+            records.push(r);
+            write_json_atomic(&partial, &records)?;
+        }
+    }
+    let seconds = wall.elapsed().as_secs_f64();
+    let summary = Summary {
+        meta: Metadata::collect(NAME, config.profile.name(), config.seed, Some(seconds)),
+        records,
+    };
+    write_json_atomic(&dir.join("summary.json"), &summary)?;
+    let _ = std::fs::remove_file(&partial);
+    let peers_path = workspace_root().join(PEERS_JSON);
+    let peers = read_peers(&peers_path)?;
+    write_figure(&dir, &summary.records, peers.as_ref())?;
+    let report = render_report(
+        config,
+        settings,
+        &splits,
+        &summary.records,
+        peers.as_ref(),
+        seconds,
+    );
+    write_atomic(&dir.join("report.md"), report.as_bytes())?;
+    eprintln!(
+        "adult: wrote {} records, report and figure to {} in {seconds:.1} s",
+        summary.records.len(),
+        dir.display()
+    );
+    Ok(())
+}
+
+fn cell(r: &Record) -> String {
+    match (r.accuracy_mean, r.accuracy_min, r.accuracy_max) {
+        (Some(m), Some(lo), Some(hi)) => {
+            let mut s = format!("{m:.3} [{lo:.3}, {hi:.3}]");
+            if let Some(p) = &r.tuned {
+                if r.epsilon.is_some() {
+                    s.push_str(&format!(" ({})", p.short()));
+                }
+            }
+            s
+        }
+        _ => format!("failed ({} failed fits)", r.failed_runs),
+    }
+}
+
+fn table(records: &[Record], group: &str, epsilons: &[f64]) -> String {
+    let mut header = vec!["method".to_owned()];
+    header.extend(epsilons.iter().map(|e| format!("eps {e}")));
+    let mut keys: Vec<&str> = Vec::new();
+    for r in records.iter().filter(|r| r.group == group) {
+        if !keys.contains(&r.method.as_str()) {
+            keys.push(&r.method);
+        }
+    }
+    let rows: Vec<Vec<String>> = keys
+        .iter()
+        .map(|k| {
+            let label = records
+                .iter()
+                .find(|r| r.method == *k)
+                .map_or(String::new(), |r| r.label.clone());
+            let mut row = vec![label];
+            for &e in epsilons {
+                row.push(
+                    records
+                        .iter()
+                        .find(|r| r.method == *k && r.epsilon == Some(e))
+                        .map_or("-".into(), cell),
+                );
+            }
+            row
+        })
+        .collect();
+    let h: Vec<&str> = header.iter().map(String::as_str).collect();
+    markdown_table(&h, &rows)
+}
+
+fn best_of(records: &[Record], eps: f64, pred: impl Fn(&Record) -> bool) -> Option<&Record> {
+    records
+        .iter()
+        .filter(|r| r.epsilon == Some(eps) && r.accuracy_mean.is_some() && pred(r))
+        .max_by(|a, b| {
+            a.accuracy_mean
+                .unwrap()
+                .total_cmp(&b.accuracy_mean.unwrap())
+        })
+}
+
+fn is_coordinate(r: &Record) -> bool {
+    r.algorithm.starts_with("dp-cd") || r.algorithm.starts_with("dp-gcd")
+}
+
+/// The generated reading: per epsilon, the best fully private coordinate method against
+/// our best fully private DP-SGD and each peer.
+fn reading(records: &[Record], peers: Option<&PeerFile>, epsilons: &[f64]) -> String {
+    let mut s = String::new();
+    for &eps in epsilons {
+        let cd = best_of(records, eps, |r| {
+            r.group == "fully-private" && r.fully_private && is_coordinate(r)
+        });
+        let sgd = best_of(records, eps, |r| {
+            r.group == "fully-private" && r.fully_private && r.algorithm.starts_with("dp-sgd")
+        });
+        let (Some(cd), Some(sgd)) = (cd, sgd) else {
+            s.push_str(&format!("* eps {eps}: no complete fully private result.\n"));
+            continue;
+        };
+        let (a, b) = (cd.accuracy_mean.unwrap(), sgd.accuracy_mean.unwrap());
+        let d = 100.0 * (a - b);
+        let verdict = if d > 0.0 {
+            format!(
+                "**beats** our DP-SGD ({}: {b:.3}) by {d:.1} points",
+                sgd.label
+            )
+        } else if d == 0.0 {
+            format!("ties with our DP-SGD ({}: {b:.3})", sgd.label)
+        } else {
+            format!(
+                "**loses** to our DP-SGD ({}: {b:.3}) by {:.1} points",
+                sgd.label, -d
+            )
+        };
+        // Is the difference larger than the seed-to-seed spread?
+        let overlap = cd.accuracy_min.unwrap() <= sgd.accuracy_max.unwrap()
+            && sgd.accuracy_min.unwrap() <= cd.accuracy_max.unwrap();
+        s.push_str(&format!(
+            "* eps {eps}: the best fully private coordinate method, {} ({a:.3}), {verdict}; \
+             their min-max ranges over the seeds {}.",
+            cd.label,
+            if overlap {
+                "overlap (the difference is within the seed-to-seed spread)"
+            } else {
+                "do not overlap"
+            }
+        ));
+        if let Some(pf) = peers {
+            for pr in pf.records.iter().filter(|p| p.epsilon == eps) {
+                let d = 100.0 * (a - pr.accuracy_mean);
+                s.push_str(&format!(
+                    " Against {} ({:.3}): {}{:.1} points.",
+                    pr.label,
+                    pr.accuracy_mean,
+                    if d >= 0.0 { "+" } else { "" },
+                    d
+                ));
+                let ar = records
+                    .iter()
+                    .find(|r| r.method == "dp-sgd-add-remove" && r.epsilon == Some(eps));
+                if let (true, Some(acc)) = (pr.method == "opacus", ar.and_then(|r| r.accuracy_mean))
+                {
+                    s.push_str(&format!(
+                        " (Opacus is private under add/remove, a weaker promise at the same \
+                         epsilon; our DP-SGD under add/remove reaches {acc:.3}.)"
+                    ));
+                }
+            }
+        }
+        if d < 0.0 && !cd.on_grid_edge.is_empty() {
+            s.push_str(&format!(
+                " The coordinate method's tuned point is at the edge of its grid in {} \
+                 (a wider grid might help).",
+                cd.on_grid_edge.join(", ")
+            ));
+        }
+        if let Some(data) = best_of(records, eps, |r| r.group == "data-constants") {
+            let dd = 100.0 * (data.accuracy_mean.unwrap() - a);
+            s.push_str(&format!(
+                " With M_j from the data (not fully private) the best coordinate method \
+                 reaches {:.3} ({}{dd:.1} points against the fully private one{}).",
+                data.accuracy_mean.unwrap(),
+                if dd >= 0.0 { "+" } else { "" },
+                if dd > 0.0 && d < 0.0 {
+                    ": part of the gap is what the privacy of the constants costs"
+                } else {
+                    ""
+                }
+            ));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn render_report(
+    config: &ExperimentConfig,
+    settings: &Settings,
+    splits: &Splits,
+    records: &[Record],
+    peers: Option<&PeerFile>,
+    seconds: f64,
+) -> String {
+    let eps = &settings.epsilons;
+    let n = splits.train.n_samples();
+    let mut s = String::new();
+    s.push_str("# UCI Adult, fully private\n\n");
+    s.push_str(&format!(
+        "Profile `{}`, base seed {}, wall time {seconds:.1} s on {} (1-minute load {}).\n\n",
+        config.profile.name(),
+        config.seed,
+        crate::report::machine_description(),
+        crate::report::load_average().map_or("unknown".into(), |l| format!("{l:.2}"))
+    ));
+    s.push_str(&format!(
+        "Data: UCI Adult with the DP-SCD paper's preprocessing (one-hot with the first \
+         category dropped, the five integer columns standardised, MaxAbs, rows L2-normalised \
+         to 1; statistics from the training rows, not privately), split 80/20 (seed 0): \
+         n_train = {n}, n_test = {}, p = {}. After the preprocessing `|x_ij| <= 1` and \
+         `||x_i|| <= 1` hold for every record, so they are public bounds. Logistic loss + \
+         `lambda/2 ||w||^2` (lambda = {LAMBDA:e} unless tuned), delta = 1/n_train^2 = {:.3e}.\n\n",
+        splits.test.n_samples(),
+        splits.train.n_features(),
+        1.0 / (n as f64 * n as f64)
+    ));
+    s.push_str(&format!(
+        "Protocol: hyperparameters tuned on a validation split ({:.0} % of the training rows, \
+         seed 1; {} fit(s) per grid point at the same epsilon, delta = 1/n_fit^2). **The tuning \
+         is not charged to the privacy budget**, as in the papers; the guarantees below cover \
+         one fit at the tuned point. The tuned point is then refitted on all training rows \
+         with {} fresh seeds; cells give the test accuracy mean [min, max] over them, and the \
+         tuned point (passes / step scale / clip[/ batch][/ lambda]). Accounting: DP-CD GDP \
+         (exact), DP-GCD zCDP, DP-SGD RDP of the sampled Gaussian (batches without \
+         replacement, replace-one). Fully private rows take every constant from the public \
+         bounds (`M_j = c R^2 = 1/4`, `beta = 1/4`) or from a private estimate charged to the \
+         fit's ledger (`Smoothness::PrivateBounded`: one Laplace release of all `M_j` from \
+         `|x_ij| <= 1`, `||x_i|| <= 1`, shifted into upper bounds with probability 0.95; \
+         `GlobalSmoothness::Private` for DP-SGD's beta). {}\n\n",
+        VALID_FRACTION * 100.0,
+        settings.tuning_runs,
+        settings.final_runs,
+        if settings.final_runs < 10 {
+            format!(
+                "This profile uses {} fresh seeds (the paper profile 10).",
+                settings.final_runs
+            )
+        } else {
+            String::new()
+        }
+    ));
+    let max_achieved = records
+        .iter()
+        .filter_map(|r| Some(r.achieved_epsilon_max? / r.epsilon?))
+        .fold(0.0, f64::max);
+    s.push_str(&format!(
+        "Every final fit's guarantee (the composition of its ledger) is at most its target \
+         epsilon: the largest achieved / target ratio is {max_achieved:.6}.\n\n"
+    ));
+    s.push_str("## Fully private\n\n");
+    s.push_str(&table(records, "fully-private", eps));
+    s.push_str("\n## Not fully private: constants from the data (the papers' setting)\n\n");
+    s.push_str("Shown apart: the guarantee does not cover what the `M_j` reveal.\n\n");
+    s.push_str(&table(records, "data-constants", eps));
+    if records.iter().any(|r| r.group == "variant") {
+        s.push_str("\n## Ideas measured (fully private variants)\n\n");
+        s.push_str(&table(records, "variant", eps));
+    }
+    if records.iter().any(|r| r.group == "other-relation") {
+        s.push_str(
+            "\n## Under add/remove (Opacus' neighbouring relation)\n\n\
+             Every row above is private under replace-one (datasets of the same size \
+             differing in one record), where a record's clipped gradient can move a sum by \
+             `2C`; Opacus' guarantee is under add/remove (Poisson sampling), where it moves \
+             it by `C`. The same epsilon is therefore a weaker promise there. This row is \
+             our DP-SGD under add/remove (Poisson batches, the size of the data stated as \
+             public), for a like-for-like reading of the Opacus row.\n\n",
+        );
+        s.push_str(&table(records, "other-relation", eps));
+    }
+    s.push_str("\n## Baselines (not private)\n\n");
+    let rows: Vec<Vec<String>> = records
+        .iter()
+        .filter(|r| r.group == "baseline")
+        .map(|r| {
+            vec![
+                r.label.clone(),
+                r.accuracy_mean.map_or("-".into(), |a| format!("{a:.3}")),
+                r.tuned
+                    .map_or("-".into(), |p| format!("lambda = {:e}", p.lambda)),
+            ]
+        })
+        .collect();
+    s.push_str(&markdown_table(
+        &["baseline", "test accuracy", "tuned"],
+        &rows,
+    ));
+    s.push_str("\n## Peers\n\n");
+    match peers {
+        Some(pf) => {
+            s.push_str(&format!(
+                "From `{PEERS_JSON}` (`benches/peers/adult.py` on the same splits, exported by \
+                 `cargo run --release -p dp-bench --example adult_export`; run {}, {} seeds per \
+                 cell; versions {}; machine {}). Cells: test accuracy mean [min, max].\n\n",
+                pf.date, pf.final_runs, pf.versions, pf.machine
+            ));
+            let mut labels: Vec<&str> = Vec::new();
+            for r in &pf.records {
+                if !labels.contains(&r.label.as_str()) {
+                    labels.push(&r.label);
+                }
+            }
+            let mut header = vec!["peer".to_owned()];
+            header.extend(eps.iter().map(|e| format!("eps {e}")));
+            let rows: Vec<Vec<String>> = labels
+                .iter()
+                .map(|l| {
+                    let mut row = vec![(*l).to_owned()];
+                    for &e in eps {
+                        row.push(
+                            pf.records
+                                .iter()
+                                .find(|r| r.label == *l && r.epsilon == e)
+                                .map_or("-".into(), |r| {
+                                    format!(
+                                        "{:.3} [{:.3}, {:.3}]",
+                                        r.accuracy_mean, r.accuracy_min, r.accuracy_max
+                                    )
+                                }),
+                        );
+                    }
+                    row
+                })
+                .collect();
+            let h: Vec<&str> = header.iter().map(String::as_str).collect();
+            s.push_str(&markdown_table(&h, &rows));
+            if !pf.absent.is_empty() {
+                s.push_str(&format!(
+                    "\nNot in this peers run: {} (see `docs/reproduction.md`).\n",
+                    pf.absent.join(", ")
+                ));
+            }
+        }
+        None => s.push_str(&format!(
+            "Absent: `{PEERS_JSON}` was not found, so diffprivlib and Opacus are not in this \
+             report. Run `benches/peers/adult.py` (see `benches/peers/README.md`) to add them.\n"
+        )),
+    }
+    s.push_str("\n## Reading (generated from the numbers above)\n\n");
+    s.push_str(&reading(records, peers, eps));
+    s.push_str(
+        "\nFigure: [test error (1 - accuracy) against epsilon](fig-accuracy.svg), fully \
+         private rows, the peers when present and the non-private baseline.\n",
+    );
+    s
+}
+
+fn write_figure(dir: &Path, records: &[Record], peers: Option<&PeerFile>) -> Result<()> {
+    let mut series = Vec::new();
+    let mut keys: Vec<&str> = Vec::new();
+    for r in records.iter().filter(|r| r.group == "fully-private") {
+        if !keys.contains(&r.method.as_str()) {
+            keys.push(&r.method);
+        }
+    }
+    let eps: Vec<f64> = {
+        let mut v: Vec<f64> = records.iter().filter_map(|r| r.epsilon).collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    };
+    for k in keys {
+        let pts: Vec<BandPoint> = records
+            .iter()
+            .filter(|r| r.method == k)
+            .filter_map(|r| {
+                Some(BandPoint {
+                    x: r.epsilon?,
+                    mean: 1.0 - r.accuracy_mean?,
+                    min: 1.0 - r.accuracy_max?,
+                    max: 1.0 - r.accuracy_min?,
+                })
+            })
+            .collect();
+        let label = records
+            .iter()
+            .find(|r| r.method == k)
+            .map_or(k.to_owned(), |r| r.label.clone());
+        series.push(Series {
+            label,
+            points: pts,
+            color: None,
+        });
+    }
+    if let Some(pf) = peers {
+        let mut labels: Vec<&str> = Vec::new();
+        for r in &pf.records {
+            if !labels.contains(&r.label.as_str()) {
+                labels.push(&r.label);
+            }
+        }
+        for l in labels {
+            series.push(Series {
+                label: l.to_owned(),
+                points: pf
+                    .records
+                    .iter()
+                    .filter(|r| r.label == l)
+                    .map(|r| BandPoint {
+                        x: r.epsilon,
+                        mean: 1.0 - r.accuracy_mean,
+                        min: 1.0 - r.accuracy_max,
+                        max: 1.0 - r.accuracy_min,
+                    })
+                    .collect(),
+                color: None,
+            });
+        }
+    }
+    if let Some(np) = records.iter().find(|r| r.method == "non-private") {
+        let e = 1.0 - np.accuracy_mean.unwrap_or(f64::NAN);
+        series.push(Series {
+            label: "non-private".into(),
+            points: eps
+                .iter()
+                .map(|&x| BandPoint {
+                    x,
+                    mean: e,
+                    min: e,
+                    max: e,
+                })
+                .collect(),
+            color: Some((0, 0, 0)),
+        });
+    }
+    let fig = ErrorFigure {
+        title: "UCI Adult: test error vs epsilon (fully private)".into(),
+        x_label: "epsilon".into(),
+        y_label: "test error (1 - accuracy)".into(),
+        log_x: true,
+        series,
+    };
+    fig.save_svg_legend_right(&dir.join("fig-accuracy.svg"))
+}
+
+/// Writes the four splits of [`load_splits`] as CSV (`x0..x{p-1},y` with `y` in
+/// `{-1, 1}`) into `dir`: `train.csv`, `test.csv`, `tune_fit.csv`, `tune_val.csv`, and
+/// `meta.json` (sizes, epsilons, delta of the final and tuning fits).
+pub fn export_splits(dir: &Path) -> Result<()> {
+    let s = load_splits(None)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let write = |name: &str, d: &Dataset<DenseDesign>| -> Result<()> {
+        let p = d.n_features();
+        let mut out = String::new();
+        for j in 0..p {
+            out.push_str(&format!("x{j},"));
+        }
+        out.push_str("y\n");
+        for i in 0..d.n_samples() {
+            for v in d.x().row(i) {
+                // Shortest representation that parses back to the same f64.
+                out.push_str(&format!("{v:?},"));
+            }
+            out.push_str(&format!("{}\n", d.y()[i]));
+        }
+        write_atomic(&dir.join(name), out.as_bytes())
+    };
+    write("train.csv", &s.train)?;
+    write("test.csv", &s.test)?;
+    write("tune_fit.csv", &s.tune_fit)?;
+    write("tune_val.csv", &s.tune_val)?;
+    let n = s.train.n_samples() as f64;
+    let nf = s.tune_fit.n_samples() as f64;
+    let meta = serde_json::json!({
+        "n_train": s.train.n_samples(),
+        "n_test": s.test.n_samples(),
+        "n_tune_fit": s.tune_fit.n_samples(),
+        "n_tune_val": s.tune_val.n_samples(),
+        "p": s.train.n_features(),
+        "epsilons": EPSILONS,
+        "delta": 1.0 / (n * n),
+        "tune_delta": 1.0 / (nf * nf),
+        "row_norm_bound": 1.0,
+        "lambda": LAMBDA,
+    });
+    write_json_atomic(&dir.join("meta.json"), &meta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_edges_flag_only_multi_valued_axes() {
+        let g: Vec<Point> = [0.1, 1.0, 10.0]
+            .iter()
+            .map(|&step| Point {
+                passes: 5,
+                step,
+                clip: 1.0,
+                batch: None,
+                lambda: LAMBDA,
+            })
+            .collect();
+        assert_eq!(edges(&g, &g[0]), vec!["step".to_owned()]);
+        assert!(edges(&g, &g[1]).is_empty());
+    }
+
+    #[test]
+    fn every_profile_has_one_row_per_method_and_distinct_keys() {
+        for p in [Profile::Smoke, Profile::Quick, Profile::Paper] {
+            let s = Settings::for_profile(p);
+            let m = methods(&s);
+            let mut keys: Vec<&str> = m.iter().map(|m| m.key).collect();
+            keys.sort();
+            keys.dedup();
+            assert_eq!(keys.len(), m.len());
+            assert!(m.iter().all(|m| !m.grid.is_empty()));
+            assert!(m
+                .iter()
+                .filter(|m| m.tuning == Tuning::Fixed)
+                .all(|m| m.grid.len() == 1));
+        }
+    }
+}

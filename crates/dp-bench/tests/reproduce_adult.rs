@@ -1,0 +1,63 @@
+//! End to end: the Adult experiment at the `smoke` profile (2,000 training rows, one
+//! epsilon) into a temporary directory; the outputs must parse and agree with the
+//! settings, every guarantee must meet its target, and only the rows labelled so may use
+//! constants computed from the data.
+
+use dp_bench::experiments::adult::{methods, run_with, Record, Settings};
+use dp_bench::experiments::{ExperimentConfig, Profile};
+use dp_bench::report::Summary;
+use dp_bench::runner::ProgressMode;
+
+#[test]
+fn smoke_profile_writes_consistent_outputs() {
+    let out = std::env::temp_dir().join(format!("dp-bench-adult-smoke-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let settings = Settings::for_profile(Profile::Smoke);
+    let config = ExperimentConfig {
+        profile: Profile::Smoke,
+        out_dir: out.clone(),
+        seed: 5,
+        progress: ProgressMode::Silent,
+    };
+    run_with(&config, &settings).unwrap();
+    let dir = out.join("adult");
+    let text = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+    let summary: Summary<Record> = serde_json::from_str(&text).unwrap();
+    assert_eq!(summary.meta.experiment, "adult");
+    assert_eq!(summary.meta.profile, "smoke");
+    let ms = methods(&settings);
+    let records = &summary.records;
+    // Two baselines, then one record per method and epsilon.
+    assert_eq!(records.len(), 2 + ms.len() * settings.epsilons.len());
+    for m in &ms {
+        for &e in &settings.epsilons {
+            let r = records
+                .iter()
+                .find(|r| r.method == m.key && r.epsilon == Some(e))
+                .unwrap_or_else(|| panic!("{} at {e} missing", m.key));
+            assert_eq!(r.failed_runs, 0, "{r:?}");
+            assert_eq!(r.accuracy_runs.len(), settings.final_runs);
+            let (lo, mean, hi) = (
+                r.accuracy_min.unwrap(),
+                r.accuracy_mean.unwrap(),
+                r.accuracy_max.unwrap(),
+            );
+            assert!(0.0 <= lo && lo <= mean && mean <= hi && hi <= 1.0, "{r:?}");
+            let achieved = r.achieved_epsilon_max.unwrap();
+            assert!(achieved > 0.0 && achieved <= e, "{r:?}");
+            // Only the data-constants rows use constants computed without privacy.
+            assert_eq!(r.fully_private, r.group != "data-constants", "{r:?}");
+            assert!(m.grid.contains(&r.tuned.unwrap()));
+        }
+    }
+    let maj = records.iter().find(|r| r.method == "majority").unwrap();
+    let np = records.iter().find(|r| r.method == "non-private").unwrap();
+    assert!(np.accuracy_mean.unwrap() > maj.accuracy_mean.unwrap());
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("## Fully private"), "{report}");
+    assert!(report.contains("not charged"), "{report}");
+    assert!(report.contains("## Reading"), "{report}");
+    assert!(dir.join("fig-accuracy.svg").is_file());
+    assert!(!dir.join("summary.partial.json").exists());
+    std::fs::remove_dir_all(&out).unwrap();
+}
