@@ -26,6 +26,8 @@ fn releases(fit: &Fitted) -> u64 {
             | Charge::SampledWithoutReplacementGaussian { count, .. }
             | Charge::PureDp { count, .. }
             | Charge::ExponentialMechanism { count, .. } => *count,
+            // A whole private search; never charged by a single fit.
+            Charge::Selection { .. } => panic!("a single fit charged a selection"),
         })
         .sum()
 }
