@@ -462,21 +462,7 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
             let n = self.a.len().min(self.b.len());
             let (ah, at) = S::as_simd_f64s(&self.a[..n]);
             let (bh, bt) = S::as_simd_f64s(&self.b[..n]);
-            let mut acc = [s.splat_f64s(0.0); 4];
-            let mut ac = ah.chunks_exact(4);
-            let mut bc = bh.chunks_exact(4);
-            for (a4, b4) in (&mut ac).zip(&mut bc) {
-                for u in 0..4 {
-                    acc[u] = s.mul_add_e_f64s(a4[u], b4[u], acc[u]);
-                }
-            }
-            for (u, (&a, &b)) in ac.remainder().iter().zip(bc.remainder()).enumerate() {
-                acc[u] = s.mul_add_e_f64s(a, b, acc[u]);
-            }
-            let t = s.mul_f64s(s.partial_load_f64s(at), s.partial_load_f64s(bt));
-            acc[3] = s.add_f64s(acc[3], t);
-            let total = s.add_f64s(s.add_f64s(acc[0], acc[1]), s.add_f64s(acc[2], acc[3]));
-            s.reduce_sum_f64s(total)
+            rows::dot_lanes(s, ah, at, bh, bt)
         }
     }
     arch().dispatch(Dot { a, b })

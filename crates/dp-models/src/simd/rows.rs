@@ -95,10 +95,16 @@ pub fn prefetch<T>(x: &T) {
     let _ = x;
 }
 
-/// `sum_i a_i b_i` with `4 x lanes` partial sums: the same operations, in the same
-/// order, as [`super::dot`] (which the tests check bit for bit).
+/// `sum_i a_i b_i` with `4 x lanes` partial sums, combined as `(a0 + a1) + (a2 + a3)`;
+/// also the body of [`super::dot`], so the row and column dot products agree bit for bit.
 #[inline(always)]
-fn dot_lanes<S: Simd>(s: S, ah: &[S::f64s], at: &[f64], bh: &[S::f64s], bt: &[f64]) -> f64 {
+pub(super) fn dot_lanes<S: Simd>(
+    s: S,
+    ah: &[S::f64s],
+    at: &[f64],
+    bh: &[S::f64s],
+    bt: &[f64],
+) -> f64 {
     let mut acc = [s.splat_f64s(0.0); 4];
     let mut ac = ah.chunks_exact(4);
     let mut bc = bh.chunks_exact(4);
