@@ -300,6 +300,7 @@ fn tune(d: &Prepared, eps: f64) -> Result<Grid> {
     let privacy = PrivacyParams::new(eps, delta).accounting(Accounting::Exact);
     let mut best = (f64::NEG_INFINITY, grid()[0]);
     for g in grid() {
+        // A fixed seed so that runs compare; it replays the noise, so never publish such a fit.
         let acc = match solver(&d.bounds, privacy.clone(), &g)?.fit_seeded(&d.fit_part, 7) {
             Ok(f) => f.model.accuracy(&d.validation)?,
             Err(dp_optim::OptimError::Diverged(_)) => 0.0,

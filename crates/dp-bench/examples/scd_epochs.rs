@@ -67,6 +67,7 @@ fn measure<L: DualLoss + Loss + Clone>(
     let pen = L2::new(1e-4)?;
     let m = coordinate_smoothness(&loss, data.x())?;
     let mut fits: Vec<Vec<Fit<'_>>> = Vec::new();
+    // Fixed seeds (timing only): a seed replays the noise, so never publish these fits.
     for s in SOLVERS {
         let mut per = Vec::new();
         for passes in [1, P] {
