@@ -24,7 +24,7 @@ use crate::design::Design;
 use crate::error::{positive, ModelError, Result};
 use crate::loss::Loss;
 use dp_accounting::ledger::{Charge, Ledger};
-use dp_accounting::mechanisms::{laplace_epsilon, Laplace};
+use dp_accounting::mechanisms::{laplace_epsilon, Gaussian, Laplace};
 use dp_accounting::{Epsilon, Norm, Sensitivity};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -39,6 +39,16 @@ pub enum Provenance {
     PrivatelyEstimated {
         /// The privacy budget spent on the estimate.
         epsilon: f64,
+    },
+    /// Released by a Gaussian mechanism of the given noise multiplier (standard
+    /// deviation over L2 sensitivity), charged to a ledger as one Gaussian release
+    /// ([`private_coordinate_smoothness_gaussian`]). Its cost is not a pure epsilon:
+    /// solvers that charge constants estimated *before* the fit as pure-DP releases
+    /// refuse it; estimate it inside the fit instead (dp-optim's
+    /// `Smoothness::PrivateGaussian`), where the Gaussian charge joins the fit's ledger.
+    PrivatelyEstimatedGaussian {
+        /// Noise multiplier `z` of the release.
+        noise_multiplier: f64,
     },
     /// Computed from the private data without any privacy protection.
     DataNonPrivate,
@@ -844,6 +854,279 @@ where
     })
 }
 
+/// The smallest `k >= 0` (to within `1e-9`) with `P(N(0,1) < -k) <= tail` by the
+/// bounds `Phi(-k) <= exp(-k^2/2) / 2` (Chernoff) and `Phi(-k) <= phi(k) / k` (Mills'
+/// ratio, `k > 0`): a valid (slightly conservative) Gaussian quantile without a
+/// special-function dependency. `tail >= 1/2` gives 0.
+pub fn gaussian_tail_shift(tail: f64) -> f64 {
+    if tail.is_nan() || tail >= 0.5 {
+        return 0.0;
+    }
+    let bound = |k: f64| {
+        let e = (-0.5 * k * k).exp();
+        let mills = if k > 0.0 {
+            e / (k * (2.0 * std::f64::consts::PI).sqrt())
+        } else {
+            f64::INFINITY
+        };
+        (0.5 * e).min(mills)
+    };
+    // The bound is decreasing in k; bisect on [0, hi] with bound(hi) <= tail.
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while bound(hi) > tail && hi < 1e3 {
+        lo = hi;
+        hi *= 2.0;
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if bound(mid) <= tail {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+        if hi - lo < 1e-9 {
+            break;
+        }
+    }
+    hi
+}
+
+/// `s_i = min(1, r2 / ||x_i||^2)` for every row (empty when `r2` is infinite).
+fn row_clip_factors<D: Design>(x: &D, r2: f64) -> Vec<f64> {
+    if !r2.is_finite() {
+        return Vec::new();
+    }
+    (0..x.n_samples())
+        .map(|i| {
+            let s = x.row_sq_norm(i);
+            if s > r2 {
+                r2 / s
+            } else {
+                1.0
+            }
+        })
+        .collect()
+}
+
+/// The query of [`private_coordinate_smoothness_gaussian`] without noise:
+/// `(1/n) sum_i min(c x_ij^2 s_i, c cap_j)` for every `j` (`row_scale` empty: `s_i = 1`).
+fn clipped_square_means<D: Design>(c: f64, x: &D, caps: &[f64], row_scale: &[f64]) -> Vec<f64> {
+    let n = x.n_samples() as f64;
+    caps.iter()
+        .enumerate()
+        .map(|(j, &cap)| {
+            let mut sum = 0.0;
+            if row_scale.is_empty() {
+                x.for_each_in_col(j, |_, v| sum += (v * v).min(cap));
+            } else {
+                x.for_each_in_col(j, |i, v| sum += (v * v * row_scale[i]).min(cap));
+            }
+            c * sum / n
+        })
+        .collect()
+}
+
+/// What [`private_coordinate_smoothness_gaussian`] released, with its bookkeeping.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GaussianSmoothness {
+    /// The post-processed estimates, tagged [`Provenance::PrivatelyEstimatedGaussian`].
+    pub estimates: Tagged<Vec<f64>>,
+    /// Public ceilings `c cap_j`, `cap_j = min(b_j^2, R^2)` (missing bounds omitted).
+    pub ceilings: Vec<f64>,
+    /// `V = c min(R^2, ||cap||_2)`: the bound on the L2 norm of one row's vector
+    /// `(min(c x_ij^2 s_i, c cap_j))_j`.
+    pub row_vector_bound: f64,
+    /// `Delta_2 = sqrt(2) V / n`: the replace-one L2 sensitivity of the mean vector.
+    pub l2_sensitivity: f64,
+    /// Noise multiplier `z` charged (one Gaussian release).
+    pub noise_multiplier: f64,
+    /// Standard deviation of each coordinate's noise, `z Delta_2`.
+    pub noise_std: f64,
+    /// Upward shift applied, in standard deviations (`k`; 0 without
+    /// `failure_probability`).
+    pub shift_in_std: f64,
+    /// How many estimates were raised to the floor.
+    pub floored: usize,
+    /// How many estimates were lowered to the ceiling.
+    pub ceiled: usize,
+}
+
+/// Differentially private coordinate-wise smoothness constants from public row bounds,
+/// all `p` at once with **one Gaussian release** whose noise does not depend on `p`:
+///
+/// ```text
+/// cap_j = min(b_j^2, R^2)                  (a missing bound is omitted)
+/// s_i   = min(1, R^2 / ||x_i||^2)          (row clipping to norm R; 1 without R)
+/// v_ij  = min(c x_ij^2 s_i, c cap_j)       in [0, c cap_j]
+/// V     = c min(R^2, ||cap||_2),   Delta_2 = sqrt(2) V / n
+/// M_j   = clamp((1/n) sum_i v_ij + N(0, (z Delta_2)^2) + k z Delta_2,
+///               floor_fraction c cap_j,  c cap_j)
+/// ```
+///
+/// with `k` the Gaussian tail shift of [`gaussian_tail_shift`] at `beta / p` when
+/// `failure_probability = Some(beta)`, else 0. One Gaussian release of noise multiplier
+/// `z` is charged to `ledger` (`Charge::Gaussian { z, 1 }`) *before* anything is
+/// computed from the data, so that a GDP / zCDP / RDP accountant composes it with the
+/// fit's other Gaussian releases (its `mu^2 = 1/z^2` adds to theirs under GDP).
+///
+/// Compared with the Laplace release of [`private_coordinate_smoothness_bounded`]
+/// (L1 sensitivity `2 c R^2 / n` on every coordinate with a row-norm bound), the
+/// Gaussian's per-coordinate standard deviation is `sqrt(2) z c R^2 / n`, and its
+/// union-bound shift grows like `sqrt(2 ln(p / beta))` instead of `ln(p / (2 beta))`.
+///
+/// # Privacy
+///
+/// *Neighbouring relation*: replace-one (`n` fixed and public), as in DP-CD.
+/// *Precondition*: none on the data; the bounds and `z` are public (chosen without
+/// looking at the data). Row clipping (`s_i`) and the per-coordinate cap enforce the
+/// bounds, so rows that violate them change the estimate's accuracy, not the guarantee.
+/// *Claim*: the released vector `(M_j)` is the post-processing of one Gaussian
+/// mechanism of noise multiplier `z`: `(1/z)`-GDP, `(alpha, alpha / (2 z^2))`-RDP.
+/// *Proof*: every entry of a row's vector `v_i = (v_ij)_j` is non-negative, and
+/// `||v_i||_2 <= ||v_i||_1 <= c sum_j x_ij^2 s_i = c min(||x_i||^2, R^2) <= c R^2`;
+/// also `||v_i||_2 <= c ||cap||_2` since `v_ij <= c cap_j`. So `||v_i||_2 <= V`. For two
+/// rows `v, v'` with non-negative entries `<v, v'> >= 0`, hence `||v - v'||_2^2 =
+/// ||v||^2 + ||v'||^2 - 2 <v, v'> <= 2 V^2`: replacing one row moves the mean
+/// `(1/n) sum_i v_i` by at most `sqrt(2) V / n = Delta_2` in L2, whatever `p`. Adding
+/// i.i.d. `N(0, (z Delta_2)^2)` to every coordinate is the Gaussian mechanism of
+/// multiplier `z` (Dong, Roth & Su 2022, Thm 2.7: `1/z`-GDP; Mironov 2017, Cor. 3).
+/// The shift, floor and ceiling are coordinate-wise functions of the noisy vector and
+/// public constants: post-processing. The sampler is a floating-point idealisation of
+/// Gaussian noise (see `dp_accounting::mechanisms`).
+///
+/// *Upper bound* (what the step sizes `1/M_j` need): let `m_j = (1/n) sum_i v_ij` (the
+/// true `M_j` when the rows satisfy the bounds). Before clamping the estimate is
+/// `m_j + (G_j + k) z Delta_2` with `G_j` standard normal, so `P(estimate < m_j) =
+/// Phi(-k) <= beta / p`, and by the union bound every coordinate is an upper bound with
+/// probability at least `1 - beta`. Clamping keeps it (the ceiling `c cap_j >= m_j`).
+pub fn private_coordinate_smoothness_gaussian<L, D, R>(
+    loss: &L,
+    x: &D,
+    bounds: SmoothnessBounds<'_>,
+    noise_multiplier: f64,
+    opts: &BoundedSmoothnessOptions,
+    rng: &mut R,
+    ledger: &mut Ledger,
+) -> Result<GaussianSmoothness>
+where
+    L: Loss + ?Sized,
+    D: Design,
+    R: Rng + ?Sized,
+{
+    let c = curvature_of(loss)?;
+    let (n, p) = (x.n_samples(), x.n_features());
+    if n == 0 || p == 0 {
+        return Err(ModelError::Empty(format!(
+            "cannot estimate smoothness constants of a {n} x {p} design"
+        )));
+    }
+    let z = positive("noise multiplier", noise_multiplier)?;
+    if !(opts.floor_fraction.is_finite() && opts.floor_fraction > 0.0 && opts.floor_fraction <= 1.0)
+    {
+        return Err(ModelError::InvalidParameter {
+            name: "floor_fraction",
+            value: opts.floor_fraction,
+            expected: "the floor is a fraction of the ceiling in (0, 1]",
+        });
+    }
+    let shift = match opts.failure_probability {
+        None => 0.0,
+        Some(beta) if beta.is_finite() && beta > 0.0 && beta < 1.0 => {
+            gaussian_tail_shift(beta / p as f64)
+        }
+        Some(beta) => {
+            return Err(ModelError::InvalidParameter {
+                name: "failure_probability",
+                value: beta,
+                expected:
+                    "the probability that an estimate is not an upper bound must be in (0, 1)",
+            })
+        }
+    };
+    let r2 = match bounds.row_norm_bound {
+        Some(r) => {
+            let r = positive("row norm bound", r)?;
+            positive("squared row norm bound", r * r)?
+        }
+        None => f64::INFINITY,
+    };
+    let caps: Vec<f64> = match bounds.feature_bounds {
+        Some(b) => {
+            if b.len() != p {
+                return Err(ModelError::Shape(format!(
+                    "{} feature bounds given for a design with {p} features",
+                    b.len()
+                )));
+            }
+            let mut caps = Vec::with_capacity(p);
+            for &bj in b {
+                positive("feature bound", bj)?;
+                caps.push(positive("squared feature bound", bj * bj)?.min(r2));
+            }
+            caps
+        }
+        None if r2.is_finite() => vec![r2; p],
+        None => {
+            return Err(ModelError::InvalidParameter {
+                name: "bounds",
+                value: f64::NAN,
+                expected: "give per-feature bounds, a row-norm bound, or both",
+            })
+        }
+    };
+    let ceilings: Vec<f64> = caps.iter().map(|cap| c * cap).collect();
+    check_positive("smoothness ceiling c cap_j", &ceilings)?;
+    let cap_l2 = caps.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let row_vector_bound = positive("row vector bound V", c * r2.min(cap_l2))?;
+    let l2_sensitivity = positive(
+        "L2 sensitivity",
+        std::f64::consts::SQRT_2 * row_vector_bound / n as f64,
+    )?;
+    let noise_std = positive("noise standard deviation", z * l2_sensitivity)?;
+    // Charge first: if the budget refuses, nothing is computed from the data.
+    ledger.charge(Charge::Gaussian {
+        noise_multiplier: z,
+        count: 1,
+    })?;
+    let row_scale = row_clip_factors(x, r2);
+    let means = clipped_square_means(c, x, &caps, &row_scale);
+    let noise = Gaussian::new(noise_std)?;
+    let mut estimates = Vec::with_capacity(p);
+    let (mut floored, mut ceiled) = (0, 0);
+    for (j, &mean) in means.iter().enumerate() {
+        let m = mean + noise.sample(rng) + shift * noise_std;
+        let ceiling = ceilings[j];
+        let floor = opts.floor_fraction * ceiling;
+        // A NaN (impossible with finite inputs) is raised to the ceiling: the safe side.
+        let m = if m.is_nan() || m > ceiling {
+            ceiled += 1;
+            ceiling
+        } else if m < floor {
+            floored += 1;
+            floor
+        } else {
+            m
+        };
+        estimates.push(m);
+    }
+    Ok(GaussianSmoothness {
+        estimates: Tagged {
+            value: estimates,
+            provenance: Provenance::PrivatelyEstimatedGaussian {
+                noise_multiplier: z,
+            },
+        },
+        ceilings,
+        row_vector_bound,
+        l2_sensitivity,
+        noise_multiplier: z,
+        noise_std,
+        shift_in_std: shift,
+        floored,
+        ceiled,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1507,6 +1790,318 @@ mod tests {
             .is_err());
             assert!(ledger.entries().is_empty());
             assert_eq!(rng.next_u64(), ChaCha20Rng::seed_from_u64(1).next_u64());
+        }
+    }
+
+    mod gaussian {
+        use super::super::*;
+        use crate::{DenseDesign, Logistic, SparseDesign};
+        use rand::{Rng, RngCore, SeedableRng};
+        use rand_chacha::ChaCha20Rng;
+
+        fn release(
+            x: &DenseDesign,
+            b: SmoothnessBounds<'_>,
+            z: f64,
+            opts: &BoundedSmoothnessOptions,
+            seed: u64,
+        ) -> (GaussianSmoothness, Ledger) {
+            let mut ledger = Ledger::new();
+            let mut rng = ChaCha20Rng::seed_from_u64(seed);
+            let r = private_coordinate_smoothness_gaussian(
+                &Logistic,
+                x,
+                b,
+                z,
+                opts,
+                &mut rng,
+                &mut ledger,
+            )
+            .unwrap();
+            (r, ledger)
+        }
+
+        /// The noiseless query, as the release computes it.
+        fn query(x: &DenseDesign, b: SmoothnessBounds<'_>) -> Vec<f64> {
+            let r2 = b.row_norm_bound.map_or(f64::INFINITY, |r| r * r);
+            let caps: Vec<f64> = match b.feature_bounds {
+                Some(f) => f.iter().map(|v| (v * v).min(r2)).collect(),
+                None => vec![r2; x.n_features()],
+            };
+            clipped_square_means(0.25, x, &caps, &row_clip_factors(x, r2))
+        }
+
+        fn l2(a: &[f64], b: &[f64]) -> f64 {
+            a.iter()
+                .zip(b)
+                .map(|(u, v)| (u - v) * (u - v))
+                .sum::<f64>()
+                .sqrt()
+        }
+
+        #[test]
+        fn sensitivity_holds_on_adversarial_rows_and_is_attained() {
+            // Derivation: ||v_i||_2 <= c R^2 for non-negative v_i, so replace-one moves
+            // the mean by <= sqrt(2) c R^2 / n in L2, whatever p.
+            let opts = BoundedSmoothnessOptions {
+                floor_fraction: 1e-9,
+                failure_probability: None,
+            };
+            let mut rng = ChaCha20Rng::seed_from_u64(3);
+            for &(n, p) in &[(5usize, 3usize), (7, 40), (4, 200)] {
+                let bounds_b = vec![1.5; p];
+                for b in [
+                    SmoothnessBounds {
+                        feature_bounds: None,
+                        row_norm_bound: Some(1.0),
+                    },
+                    SmoothnessBounds {
+                        feature_bounds: Some(&bounds_b),
+                        row_norm_bound: Some(2.0),
+                    },
+                ] {
+                    let base: Vec<f64> = (0..n * p).map(|_| rng.random_range(-1.0..1.0)).collect();
+                    let x = DenseDesign::from_row_major(n, p, &base).unwrap();
+                    let (r, ledger) = release(&x, b, 1.0, &opts, 1);
+                    let r2 = b.row_norm_bound.unwrap().powi(2);
+                    let cap_l2 = b.feature_bounds.map_or(f64::INFINITY, |f| {
+                        f.iter()
+                            .map(|v| (v * v).min(r2).powi(2))
+                            .sum::<f64>()
+                            .sqrt()
+                    });
+                    let v = 0.25 * r2.min(cap_l2);
+                    assert!(
+                        (r.l2_sensitivity - std::f64::consts::SQRT_2 * v / n as f64).abs() < 1e-15
+                    );
+                    assert!(matches!(
+                        ledger.entries(),
+                        [Charge::Gaussian { noise_multiplier, count: 1 }] if *noise_multiplier == 1.0
+                    ));
+                    let q0 = query(&x, b);
+                    let mut worst = 0.0f64;
+                    for trial in 0..300 {
+                        // Adversarial replacements: one-hot rows far beyond the bounds,
+                        // rows spread over every coordinate, random huge rows.
+                        let mut rows = base.clone();
+                        let i = rng.random_range(0..n);
+                        let new: Vec<f64> = match trial % 3 {
+                            0 => {
+                                let k = rng.random_range(0..p);
+                                (0..p).map(|j| if j == k { 50.0 } else { 0.0 }).collect()
+                            }
+                            1 => vec![10.0; p],
+                            _ => (0..p).map(|_| rng.random_range(-30.0..30.0)).collect(),
+                        };
+                        rows[i * p..(i + 1) * p].copy_from_slice(&new);
+                        let x1 = DenseDesign::from_row_major(n, p, &rows).unwrap();
+                        let d = l2(&q0, &query(&x1, b));
+                        assert!(
+                            d <= r.l2_sensitivity * (1.0 + 1e-12),
+                            "{d} > {}",
+                            r.l2_sensitivity
+                        );
+                        worst = worst.max(d);
+                    }
+                    // Two one-hot rows on different coordinates at the bound attain it.
+                    let mut a = vec![0.0; n * p];
+                    let mut c = vec![0.0; n * p];
+                    let rr = b.row_norm_bound.unwrap().min(1.5);
+                    a[0] = rr;
+                    c[1] = rr;
+                    let qa = query(&DenseDesign::from_row_major(n, p, &a).unwrap(), b);
+                    let qc = query(&DenseDesign::from_row_major(n, p, &c).unwrap(), b);
+                    let attained = l2(&qa, &qc);
+                    let expect = std::f64::consts::SQRT_2 * 0.25 * rr * rr / n as f64;
+                    assert!((attained - expect).abs() < 1e-12, "{attained} {expect}");
+                    assert!(attained <= r.l2_sensitivity * (1.0 + 1e-12));
+                    if b.feature_bounds.is_none() {
+                        // Tight: the bound is attained.
+                        assert!((attained - r.l2_sensitivity).abs() < 1e-15);
+                    }
+                    assert!(worst > 0.0);
+                }
+            }
+        }
+
+        #[test]
+        fn noise_scale_matches_the_charge_and_half_of_it_fails() {
+            // Unclamped coordinates: estimate - query over many releases has standard
+            // deviation z Delta_2; a release with half that noise would be caught.
+            let (n, p) = (400usize, 20usize);
+            let mut rng = ChaCha20Rng::seed_from_u64(9);
+            let rows: Vec<f64> = (0..n * p)
+                .map(|_| rng.random_range(-1.0..1.0) / (p as f64).sqrt())
+                .collect();
+            let x = DenseDesign::from_row_major(n, p, &rows).unwrap();
+            let b = SmoothnessBounds {
+                feature_bounds: None,
+                row_norm_bound: Some(1.0),
+            };
+            let opts = BoundedSmoothnessOptions {
+                floor_fraction: 1e-12,
+                failure_probability: None,
+            };
+            let q = query(&x, b);
+            let z = 0.5;
+            let (mut sum, mut sum2, mut k) = (0.0, 0.0, 0usize);
+            for seed in 0..400 {
+                let (r, _) = release(&x, b, z, &opts, seed);
+                assert_eq!(r.ceiled + r.floored, 0, "the test needs unclamped draws");
+                for (e, m) in r.estimates.value.iter().zip(&q) {
+                    let d = (e - m) / r.noise_std;
+                    sum += d;
+                    sum2 += d * d;
+                    k += 1;
+                }
+                assert!((r.noise_std - z * r.l2_sensitivity).abs() < 1e-18);
+            }
+            let mean = sum / k as f64;
+            let sd = (sum2 / k as f64 - mean * mean).sqrt();
+            // 8000 draws: the sample sd of N(0,1) is within 0.03 of 1 (about 4 sigma).
+            assert!((sd - 1.0).abs() < 0.03, "sd {sd}");
+            assert!(mean.abs() < 0.05, "mean {mean}");
+            // Half the noise would give sd 0.5 in these units.
+            assert!((sd - 0.5).abs() > 0.3);
+        }
+
+        #[test]
+        fn shift_makes_upper_bounds_with_the_stated_probability() {
+            let (n, p) = (300usize, 30usize);
+            let mut rng = ChaCha20Rng::seed_from_u64(2);
+            let rows: Vec<f64> = (0..n * p)
+                .map(|_| rng.random_range(-1.0..1.0) / (p as f64).sqrt())
+                .collect();
+            let x = DenseDesign::from_row_major(n, p, &rows).unwrap();
+            let b = SmoothnessBounds {
+                feature_bounds: None,
+                row_norm_bound: Some(1.0),
+            };
+            let beta = 0.2;
+            let opts = BoundedSmoothnessOptions {
+                floor_fraction: 1e-12,
+                failure_probability: Some(beta),
+            };
+            let q = query(&x, b);
+            let k = gaussian_tail_shift(beta / p as f64);
+            // The tail bound: Phi(-k) <= beta / p, and not far from it.
+            assert!(k > 2.47 && k < 2.6, "{k}");
+            let (mut below, mut runs) = (0usize, 0usize);
+            for seed in 0..500 {
+                let (r, _) = release(&x, b, 1.0, &opts, seed);
+                assert_eq!(r.shift_in_std, k);
+                runs += 1;
+                below += r.estimates.value.iter().zip(&q).any(|(e, m)| e < m) as usize;
+            }
+            // P(some estimate below) <= beta = 0.2; 500 runs, allow 4 sigma.
+            let rate = below as f64 / runs as f64;
+            assert!(
+                rate <= beta + 4.0 * (beta * (1.0 - beta) / 500.0).sqrt(),
+                "{rate}"
+            );
+            // Without the shift half of the coordinates are below.
+            let (r, _) = release(
+                &x,
+                b,
+                1.0,
+                &BoundedSmoothnessOptions {
+                    failure_probability: None,
+                    ..opts
+                },
+                1,
+            );
+            assert!(r.estimates.value.iter().zip(&q).any(|(e, m)| e < m));
+        }
+
+        #[test]
+        fn tail_shift_is_a_valid_quantile() {
+            // Compare with a numerical integral of the normal density.
+            let tail = |k: f64| {
+                let (steps, hi) = (200_000, k + 12.0);
+                let h = (hi - k) / steps as f64;
+                (0..steps)
+                    .map(|i| {
+                        let t = k + (i as f64 + 0.5) * h;
+                        (-0.5 * t * t).exp() * h
+                    })
+                    .sum::<f64>()
+                    / (2.0 * std::f64::consts::PI).sqrt()
+            };
+            for t in [0.3, 0.05, 1e-3, 6.2e-4, 1e-6] {
+                let k = gaussian_tail_shift(t);
+                assert!(tail(k) <= t, "{t} {k}");
+                // Not much above the exact quantile for the small tails the union
+                // bound uses: the exact one is within 0.3.
+                if t <= 0.05 {
+                    assert!(tail(k - 0.3) > t, "{t} {k}");
+                }
+            }
+            assert_eq!(gaussian_tail_shift(0.7), 0.0);
+        }
+
+        #[test]
+        fn refusals_charge_nothing_and_the_budget_is_charged_first() {
+            let x = DenseDesign::from_row_major(2, 2, &[0.5, 0.5, 1.0, 0.0]).unwrap();
+            let ok = SmoothnessBounds {
+                feature_bounds: None,
+                row_norm_bound: Some(1.0),
+            };
+            let d = BoundedSmoothnessOptions::default();
+            let mut rng = ChaCha20Rng::seed_from_u64(1);
+            let mut ledger = Ledger::new();
+            for z in [0.0, -1.0, f64::NAN] {
+                assert!(private_coordinate_smoothness_gaussian(
+                    &Logistic,
+                    &x,
+                    ok,
+                    z,
+                    &d,
+                    &mut rng,
+                    &mut ledger
+                )
+                .is_err());
+            }
+            let none = SmoothnessBounds {
+                feature_bounds: None,
+                row_norm_bound: None,
+            };
+            assert!(private_coordinate_smoothness_gaussian(
+                &Logistic,
+                &x,
+                none,
+                1.0,
+                &d,
+                &mut rng,
+                &mut ledger
+            )
+            .is_err());
+            assert!(ledger.entries().is_empty());
+            assert_eq!(rng.next_u64(), ChaCha20Rng::seed_from_u64(1).next_u64());
+            // A sparse design gives the same release as its dense twin.
+            let s = SparseDesign::from_dense(&x);
+            let mut r1 = ChaCha20Rng::seed_from_u64(4);
+            let mut r2 = ChaCha20Rng::seed_from_u64(4);
+            let a = private_coordinate_smoothness_gaussian(
+                &Logistic,
+                &x,
+                ok,
+                1.0,
+                &d,
+                &mut r1,
+                &mut Ledger::new(),
+            )
+            .unwrap();
+            let b = private_coordinate_smoothness_gaussian(
+                &Logistic,
+                &s,
+                ok,
+                1.0,
+                &d,
+                &mut r2,
+                &mut Ledger::new(),
+            )
+            .unwrap();
+            assert_eq!(a, b);
         }
     }
 }
