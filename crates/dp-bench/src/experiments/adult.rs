@@ -1829,10 +1829,12 @@ fn render_report(
              training rows. Its guarantee (replace-one on the training rows, the union of the \
              two parts, delta = 1/n_train^2) covers the whole search and is at most the \
              column's epsilon: the row is comparable to the others at the same total \
-             epsilon. Cells show the point selected most often over the seeds. No DP-SGD \
-             row: the selection runner refuses sampled-Gaussian charges (each fit is \
-             calibrated to a Gaussian-DP parameter, which a subsampled mechanism does not \
-             have without losing its amplification).\n\n",
+             epsilon. Cells show the point selected most often over the seeds. No DP-GCD \
+             row: its zCDP calibration ignores the Gaussian-DP budget the runner hands each \
+             fit, and the runner refuses its ledgers. No DP-SGD row: the runner refuses \
+             sampled-Gaussian charges (each fit is calibrated to a Gaussian-DP parameter, \
+             which a subsampled mechanism does not have without losing its \
+             amplification).\n\n",
             100.0 * (1.0 - VALID_FRACTION)
         ));
         s.push_str(&table(records, "selection", eps));
