@@ -1666,13 +1666,15 @@ fn reading(records: &[Record], peers: Option<&PeerFile>, epsilons: &[f64]) -> St
             .iter()
             .filter(|r| r.group == "defaults" && r.epsilon == Some(eps))
         {
-            let same = records.iter().find(|r| {
-                r.group == "fully-private"
-                    && r.epsilon == Some(eps)
-                    && d.method
-                        .strip_suffix("-defaults")
-                        .map(|k| format!("{k}-private"))
-                        == Some(r.method.clone())
+            // The best fully private row of the same algorithm (DP-CD with any of its
+            // constants), tuned for free on validation.
+            let prefix = d
+                .method
+                .strip_suffix("-defaults")
+                .map(|k| format!("{k}-"))
+                .unwrap_or_default();
+            let same = best_of(records, eps, |r| {
+                r.group == "fully-private" && r.fully_private && r.method.starts_with(&prefix)
             });
             let (Some(da), Some(t)) = (d.accuracy_mean, same) else {
                 continue;
@@ -1698,7 +1700,8 @@ fn reading(records: &[Record], peers: Option<&PeerFile>, epsilons: &[f64]) -> St
             };
             s.push_str(&format!(
                 "* No-tuning defaults: {} reaches {da:.3} [{:.3}, {:.3}] with {} (the rule's point \
-                 at this epsilon), against {ta:.3} for {} tuned for free ({}): {} points; {status}.\n",
+                 at this epsilon), against {ta:.3} for the best tuned row of the same \
+                 algorithm, {} tuned for free ({}): {} points; {status}.\n",
                 d.label,
                 d.accuracy_min.unwrap_or(f64::NAN),
                 d.accuracy_max.unwrap_or(f64::NAN),
