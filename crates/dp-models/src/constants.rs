@@ -162,12 +162,23 @@ pub fn lambda_max_gram<D: Design>(x: &D) -> f64 {
 }
 
 /// [`lambda_max_gram`] of `X^T S X` with `S = diag(weights)` (non-negative row
-/// weights; `None`: all 1).
+/// weights; `None`: all 1). A row of weight 0 contributes exactly nothing, even when
+/// its products overflow.
 fn lambda_max_weighted_gram<D: Design>(x: &D, weights: Option<&[f64]>) -> f64 {
     let (n, p) = (x.n_samples(), x.n_features());
     let trace: f64 = match weights {
         None => (0..p).map(|j| x.col_sq_norm(j)).sum(),
-        Some(s) => (0..n).map(|i| s[i] * x.row_sq_norm(i)).sum(),
+        // A zero weight drops the row even when its squared norm overflows (0 * inf
+        // would be NaN).
+        Some(s) => (0..n)
+            .map(|i| {
+                if s[i] == 0.0 {
+                    0.0
+                } else {
+                    s[i] * x.row_sq_norm(i)
+                }
+            })
+            .sum(),
     };
     if trace == 0.0 {
         return 0.0;
@@ -184,7 +195,11 @@ fn lambda_max_weighted_gram<D: Design>(x: &D, weights: Option<&[f64]>) -> f64 {
     for _ in 0..10_000 {
         x.matvec(&v, &mut xv);
         if let Some(s) = weights {
-            xv.iter_mut().zip(s).for_each(|(a, w)| *a *= w);
+            // `X v` of a row with entries near f64::MAX can overflow; a zero weight
+            // must still give 0, not NaN.
+            xv.iter_mut()
+                .zip(s)
+                .for_each(|(a, &w)| *a = if w == 0.0 { 0.0 } else { *a * w });
         }
         x.matvec_t(&xv, &mut av);
         let new_theta: f64 = v.iter().zip(&av).map(|(a, b)| a * b).sum();
@@ -500,7 +515,10 @@ where
 /// `[-R^2, R^2]`; by Weyl's inequality `lambda_max(A)` moves by at most `R^2 / n`, so
 /// `c lambda_max(A)` has sensitivity `c R^2 / n` and the Laplace mechanism of that
 /// scale over `eps` is `eps`-DP (Dwork & Roth 2014, Thm 3.6). The shift and the clamp
-/// are post-processing. `lambda_max` is computed by power iteration to relative
+/// are post-processing. A row whose squared norm overflows `f64` gets weight
+/// `R^2 / inf = 0` and contributes nothing (a PSD term of norm 0 <= R^2, so the bound
+/// above holds; it used to give NaN and the ceiling, an event of probability 1 on one
+/// side). `lambda_max` is computed by power iteration to relative
 /// tolerance `1e-9` as an upper estimate (see [`global_smoothness`]); the guarantee is
 /// for the exact value, the same floating-point idealisation as the sampler's.
 /// *Upper bound:* as for [`private_coordinate_smoothness_bounded`], the shifted value is
@@ -797,32 +815,13 @@ where
         label: "private coordinate smoothness M_j (bounded rows, one L1 Laplace release)".into(),
     })?;
     // Row clipping factors (one pass over the rows, outside the per-coordinate loop).
-    let row_scale: Vec<f64> = if r2.is_finite() {
-        (0..n)
-            .map(|i| {
-                let s = x.row_sq_norm(i);
-                if s > r2 {
-                    r2 / s
-                } else {
-                    1.0
-                }
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let units = clipped_unit_means(x, &caps, &row_clip_factors(x, r2));
     let noise = Laplace::new(scale)?;
     let mut estimates = Vec::with_capacity(p);
     let mut laplace_scales = Vec::with_capacity(p);
     let (mut floored, mut ceiled) = (0, 0);
-    for (j, &cap) in caps.iter().enumerate() {
-        let mut sum = 0.0;
-        if row_scale.is_empty() {
-            x.for_each_in_col(j, |_, v| sum += (v * v).min(cap) / cap);
-        } else {
-            x.for_each_in_col(j, |i, v| sum += (v * v * row_scale[i]).min(cap) / cap);
-        }
-        let y = sum / n as f64 + noise.sample(rng) + shift * scale;
+    for (j, &unit) in units.iter().enumerate() {
+        let y = unit + noise.sample(rng) + shift * scale;
         let ceiling = ceilings[j];
         let floor = opts.floor_fraction * ceiling;
         let m = ceiling * y;
@@ -891,35 +890,95 @@ pub fn gaussian_tail_shift(tail: f64) -> f64 {
     hi
 }
 
-/// `s_i = min(1, r2 / ||x_i||^2)` for every row (empty when `r2` is infinite).
-fn row_clip_factors<D: Design>(x: &D, r2: f64) -> Vec<f64> {
+/// How one row is clipped to norm `R`: `x_ij^2 s_i` with `s_i = min(1, R^2 / ||x_i||^2)`,
+/// or, for a row whose squared norm overflows `f64` (finite entries above about
+/// `1e154`), `(x_ij a_i)^2` with `a_i = R / ||x_i||` computed with scaling.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RowClip {
+    /// `s_i` (used when `mult` is 0).
+    scale: f64,
+    /// `a_i` (> 0 only for rows whose squared norm overflows).
+    mult: f64,
+}
+
+impl RowClip {
+    /// `x_ij^2` after the row's clipping (never NaN for finite `v`).
+    #[inline]
+    fn square(self, v: f64) -> f64 {
+        if self.mult > 0.0 {
+            let t = v * self.mult;
+            t * t
+        } else {
+            v * v * self.scale
+        }
+    }
+}
+
+/// The clipping of every row to squared norm `r2` (empty when `r2` is infinite).
+///
+/// A row whose squared norm overflows would give `s_i = 0` and `inf * 0 = NaN` terms
+/// (which `min` would turn into the cap, breaking the sensitivity bound); such rows get
+/// the multiplier form, `a_i = R / (m sqrt(sum_j (x_ij / m)^2))`, `m = max_j |x_ij|`,
+/// shaved by 4 ulps so that `sum_j (x_ij a_i)^2 <= R^2` survives rounding.
+fn row_clip_factors<D: Design>(x: &D, r2: f64) -> Vec<RowClip> {
     if !r2.is_finite() {
         return Vec::new();
     }
     (0..x.n_samples())
         .map(|i| {
             let s = x.row_sq_norm(i);
-            if s > r2 {
-                r2 / s
+            if s.is_finite() {
+                RowClip {
+                    scale: if s > r2 { r2 / s } else { 1.0 },
+                    mult: 0.0,
+                }
             } else {
-                1.0
+                let mut m = 0.0f64;
+                x.for_each_in_row(i, |_, v| m = m.max(v.abs()));
+                let mut t = 0.0;
+                x.for_each_in_row(i, |_, v| t += (v / m) * (v / m));
+                let norm = m * t.sqrt();
+                RowClip {
+                    scale: 0.0,
+                    mult: r2.sqrt() / norm * (1.0 - 4.0 * f64::EPSILON),
+                }
             }
         })
         .collect()
 }
 
-/// The query of [`private_coordinate_smoothness_gaussian`] without noise:
-/// `(1/n) sum_i min(c x_ij^2 s_i, c cap_j)` for every `j` (`row_scale` empty: `s_i = 1`).
-fn clipped_square_means<D: Design>(c: f64, x: &D, caps: &[f64], row_scale: &[f64]) -> Vec<f64> {
+/// The query of [`private_coordinate_smoothness_bounded`] without noise:
+/// `(1/n) sum_i min(x_ij^2 s_i, cap_j) / cap_j` for every `j` (`rows` empty: no row
+/// clipping).
+fn clipped_unit_means<D: Design>(x: &D, caps: &[f64], rows: &[RowClip]) -> Vec<f64> {
     let n = x.n_samples() as f64;
     caps.iter()
         .enumerate()
         .map(|(j, &cap)| {
             let mut sum = 0.0;
-            if row_scale.is_empty() {
+            if rows.is_empty() {
+                x.for_each_in_col(j, |_, v| sum += (v * v).min(cap) / cap);
+            } else {
+                x.for_each_in_col(j, |i, v| sum += rows[i].square(v).min(cap) / cap);
+            }
+            sum / n
+        })
+        .collect()
+}
+
+/// The query of [`private_coordinate_smoothness_gaussian`] without noise:
+/// `(1/n) sum_i min(c x_ij^2 s_i, c cap_j)` for every `j` (`rows` empty: no row
+/// clipping).
+fn clipped_square_means<D: Design>(c: f64, x: &D, caps: &[f64], rows: &[RowClip]) -> Vec<f64> {
+    let n = x.n_samples() as f64;
+    caps.iter()
+        .enumerate()
+        .map(|(j, &cap)| {
+            let mut sum = 0.0;
+            if rows.is_empty() {
                 x.for_each_in_col(j, |_, v| sum += (v * v).min(cap));
             } else {
-                x.for_each_in_col(j, |i, v| sum += (v * v * row_scale[i]).min(cap));
+                x.for_each_in_col(j, |i, v| sum += rows[i].square(v).min(cap));
             }
             c * sum / n
         })
@@ -1921,6 +1980,97 @@ mod tests {
                     }
                     assert!(worst > 0.0);
                 }
+            }
+        }
+
+        #[test]
+        fn rows_whose_squared_norm_overflows_keep_both_sensitivities() {
+            // Entries of 1e200 are finite but their squares overflow: the row must
+            // still be clipped to norm R, not counted as cap_j on every coordinate.
+            let (n, p) = (4usize, 6usize);
+            let mut rng = ChaCha20Rng::seed_from_u64(21);
+            let base: Vec<f64> = (0..n * p)
+                .map(|_| rng.random_range(-1.0..1.0) / (p as f64).sqrt())
+                .collect();
+            let x = DenseDesign::from_row_major(n, p, &base).unwrap();
+            let r2 = 1.0;
+            let caps = vec![r2; p];
+            let unit0 = clipped_unit_means(&x, &caps, &row_clip_factors(&x, r2));
+            let sq0 = clipped_square_means(0.25, &x, &caps, &row_clip_factors(&x, r2));
+            for wild in [
+                vec![1e200; p],
+                vec![-1e300, 1e300, 0.0, 1e-300, f64::MAX, 5.0],
+                vec![1e154, 1e154, 1e154, 0.0, 0.0, 0.0],
+            ] {
+                let mut rows = base.clone();
+                rows[..p].copy_from_slice(&wild);
+                let x1 = DenseDesign::from_row_major(n, p, &rows).unwrap();
+                let f1 = row_clip_factors(&x1, r2);
+                // The clipped row has squared norm <= R^2 (up to rounding).
+                let mut norm2 = 0.0;
+                x1.for_each_in_row(0, |_, v| norm2 += f1[0].square(v));
+                assert!(norm2 <= r2 * (1.0 + 1e-12), "{wild:?}: {norm2}");
+                // Laplace query: L1 sensitivity 2K / n with K = 1 (row bound only).
+                let unit1 = clipped_unit_means(&x1, &caps, &f1);
+                let l1: f64 = unit0.iter().zip(&unit1).map(|(a, b)| (a - b).abs()).sum();
+                assert!(l1 <= 2.0 / n as f64 * (1.0 + 1e-12), "{wild:?}: {l1}");
+                // Gaussian query: L2 sensitivity sqrt(2) c R^2 / n.
+                let sq1 = clipped_square_means(0.25, &x1, &caps, &f1);
+                let d = l2(&sq0, &sq1);
+                assert!(
+                    d <= std::f64::consts::SQRT_2 * 0.25 * r2 / n as f64 * (1.0 + 1e-12),
+                    "{wild:?}: {d}"
+                );
+                assert!(unit1.iter().chain(&sq1).all(|v| v.is_finite()));
+            }
+        }
+
+        #[test]
+        fn private_beta_survives_rows_whose_products_overflow() {
+            // A row of 1e300s: its squared norm and its products with the power
+            // iteration's vector overflow. Coupled on one seed, the released beta may
+            // move by at most the Laplace mechanism's sensitivity c R^2 / n, and must
+            // not jump to the ceiling (a NaN made it do so, an event of probability 1 on
+            // one side only).
+            let (n, p) = (6usize, 4usize);
+            let mut rng = ChaCha20Rng::seed_from_u64(5);
+            let base: Vec<f64> = (0..n * p)
+                .map(|_| rng.random_range(-1.0..1.0) / (p as f64).sqrt())
+                .collect();
+            let opts = BoundedSmoothnessOptions {
+                floor_fraction: 1e-9,
+                failure_probability: None,
+            };
+            let beta = |rows: &[f64]| {
+                let x = DenseDesign::from_row_major(n, p, rows).unwrap();
+                private_global_smoothness(
+                    &Logistic,
+                    &x,
+                    1.0,
+                    dp_accounting::Epsilon::new(50.0).unwrap(),
+                    &opts,
+                    &mut ChaCha20Rng::seed_from_u64(9),
+                    &mut Ledger::new(),
+                )
+                .unwrap()
+                .value
+            };
+            let b0 = beta(&base);
+            for wild in [
+                vec![1e300; p],
+                vec![-1e300, 1e300, 1e300, -1e300],
+                vec![1e200; p],
+                vec![f64::MAX; p],
+                vec![1e308, -f64::MAX, 1e308, 1e308],
+            ] {
+                let mut rows = base.clone();
+                rows[p..2 * p].copy_from_slice(&wild);
+                let b1 = beta(&rows);
+                assert!(b1.is_finite() && b1 < 0.25, "{wild:?}: {b1}");
+                assert!(
+                    (b1 - b0).abs() <= 0.25 / n as f64 * (1.0 + 1e-9),
+                    "{wild:?}: {b0} {b1}"
+                );
             }
         }
 
