@@ -11,7 +11,10 @@
 //!   Mechanisms: the DP-CD paper's eq. (126) (`paper`), and the one-release estimate
 //!   from row bounds with per-feature bounds only (`bounded-b`), a row-norm bound only
 //!   (`bounded-R`) and both (`bounded-bR`), shifted to upper bounds with probability
-//!   0.95, or not shifted (`-unbiased`, clamped only). Bounds on the raw data are twice the data's maxima (as the DP-CD
+//!   0.95, or not shifted (`-unbiased`, clamped only); `gaussian-R`: one Gaussian
+//!   release from the row-norm bound (`private_coordinate_smoothness_gaussian`) whose
+//!   noise multiplier takes the fraction of the Gaussian-DP budget `mu^2` of
+//!   `(epsilon = 1, delta = 1/n^2)`, as DP-CD's `Smoothness::PrivateGaussian` does. Bounds on the raw data are twice the data's maxima (as the DP-CD
 //!   paper does; not private, so these rows measure the mechanism, not a deployable
 //!   bound); on Adult they are the preprocessing's `|x_ij| <= 1`, `||x_i|| <= 1`.
 //! * `adult`: test accuracy on UCI Adult (one-hot, MaxAbs, rows L2-normalised; 80/20
@@ -27,8 +30,8 @@
 use anyhow::{bail, Result};
 use dp_models::constants::{
     coordinate_smoothness, private_coordinate_smoothness_bounded,
-    private_coordinate_smoothness_with, BoundedSmoothnessOptions, PrivateSmoothnessOptions,
-    SmoothnessBounds, Tagged,
+    private_coordinate_smoothness_gaussian, private_coordinate_smoothness_with,
+    BoundedSmoothnessOptions, PrivateSmoothnessOptions, SmoothnessBounds, Tagged,
 };
 use dp_models::split::{select, split_indices};
 use dp_models::{Dataset, DenseDesign, Design, Logistic, Loss, Squared, L2};
@@ -100,6 +103,8 @@ fn errors(seeds: u64) -> Result<()> {
             "bounded-R",
             "bounded-R-unbiased",
             "bounded-bR",
+            "gaussian-R",
+            "gaussian-R-unbiased",
         ] {
             let mut cells = Vec::new();
             for &f in &fractions {
@@ -116,6 +121,42 @@ fn errors(seeds: u64) -> Result<()> {
                                 &fb,
                                 eps,
                                 &PrivateSmoothnessOptions::default(),
+                                &mut rng,
+                                &mut ledger,
+                            )?
+                            .estimates
+                            .value
+                        }
+                        m if m.starts_with("gaussian-R") => {
+                            // Share f of the GDP budget mu^2 of (1, 1/n^2): the
+                            // multiplier DP-CD's `Smoothness::PrivateGaussian` uses.
+                            let delta = 1.0 / (n as f64 * n as f64);
+                            let whole = dp_accounting::calibrate::calibrate_sigma(
+                                &dp_accounting::calibrate::Plan {
+                                    mechanism: dp_accounting::calibrate::PlanMechanism::Gaussian,
+                                    steps: 1,
+                                    accountant: dp_accounting::calibrate::Accountant::Gdp,
+                                },
+                                dp_accounting::Epsilon::new(1.0)?,
+                                dp_accounting::Delta::new(delta)?,
+                            )?;
+                            let opts = BoundedSmoothnessOptions {
+                                failure_probability: if m.ends_with("-unbiased") {
+                                    None
+                                } else {
+                                    Some(0.05)
+                                },
+                                ..BoundedSmoothnessOptions::default()
+                            };
+                            private_coordinate_smoothness_gaussian(
+                                loss.as_ref(),
+                                x,
+                                SmoothnessBounds {
+                                    feature_bounds: None,
+                                    row_norm_bound: Some(r),
+                                },
+                                whole.noise_multiplier / f.sqrt(),
+                                &opts,
                                 &mut rng,
                                 &mut ledger,
                             )?

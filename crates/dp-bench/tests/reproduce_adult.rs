@@ -47,7 +47,20 @@ fn smoke_profile_writes_consistent_outputs() {
             assert!(achieved > 0.0 && achieved <= e, "{r:?}");
             // Only the data-constants rows use constants computed without privacy.
             assert_eq!(r.fully_private, r.group != "data-constants", "{r:?}");
-            assert!(m.grid.contains(&r.tuned.unwrap()));
+            // The point each fresh run used is recorded: the rule's (no grid), the
+            // tuned one, or one the selection picked from the grid.
+            assert_eq!(r.points_used.len(), settings.final_runs, "{r:?}");
+            if m.grid.is_empty() {
+                assert!(r.points_used.iter().all(|p| Some(*p) == r.tuned), "{r:?}");
+            } else {
+                assert!(m.grid.contains(&r.tuned.unwrap()));
+                assert!(r.points_used.iter().all(|p| m.grid.contains(p)), "{r:?}");
+            }
+            // A selection reports what each of its fits was handed (less than the total).
+            assert_eq!(r.selection_fit_epsilon.is_some(), r.group == "selection");
+            if let Some(fe) = r.selection_fit_epsilon {
+                assert!(fe > 0.0 && fe < e, "{r:?}");
+            }
         }
     }
     let maj = records.iter().find(|r| r.method == "majority").unwrap();
@@ -57,6 +70,20 @@ fn smoke_profile_writes_consistent_outputs() {
     assert!(report.contains("## Fully private"), "{report}");
     assert!(report.contains("not charged"), "{report}");
     assert!(report.contains("## Reading"), "{report}");
+    // Every kind of row ran: tuned, no-tuning defaults, charged private selection, and
+    // the Gaussian release of the M_j; the reading states the targets.
+    for group in ["fully-private", "defaults", "selection", "data-constants"] {
+        assert!(records.iter().any(|r| r.group == group), "{group}");
+    }
+    assert!(records.iter().any(|r| r.method == "dp-cd-gaussian"));
+    assert!(report.contains("## No-tuning defaults"), "{report}");
+    assert!(
+        report.contains("## Private selection (charged)"),
+        "{report}"
+    );
+    assert!(report.contains("* No-tuning defaults:"), "{report}");
+    assert!(report.contains("* Private selection, charged:"), "{report}");
+    assert!(report.contains("target"), "{report}");
     assert!(dir.join("fig-accuracy.svg").is_file());
     assert!(!dir.join("summary.partial.json").exists());
     std::fs::remove_dir_all(&out).unwrap();

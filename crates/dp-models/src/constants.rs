@@ -24,7 +24,7 @@ use crate::design::Design;
 use crate::error::{positive, ModelError, Result};
 use crate::loss::Loss;
 use dp_accounting::ledger::{Charge, Ledger};
-use dp_accounting::mechanisms::{laplace_epsilon, Laplace};
+use dp_accounting::mechanisms::{laplace_epsilon, Gaussian, Laplace};
 use dp_accounting::{Epsilon, Norm, Sensitivity};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -39,6 +39,16 @@ pub enum Provenance {
     PrivatelyEstimated {
         /// The privacy budget spent on the estimate.
         epsilon: f64,
+    },
+    /// Released by a Gaussian mechanism of the given noise multiplier (standard
+    /// deviation over L2 sensitivity), charged to a ledger as one Gaussian release
+    /// ([`private_coordinate_smoothness_gaussian`]). Its cost is not a pure epsilon:
+    /// solvers that charge constants estimated *before* the fit as pure-DP releases
+    /// refuse it; estimate it inside the fit instead (dp-optim's
+    /// `Smoothness::PrivateGaussian`), where the Gaussian charge joins the fit's ledger.
+    PrivatelyEstimatedGaussian {
+        /// Noise multiplier `z` of the release.
+        noise_multiplier: f64,
     },
     /// Computed from the private data without any privacy protection.
     DataNonPrivate,
@@ -152,12 +162,23 @@ pub fn lambda_max_gram<D: Design>(x: &D) -> f64 {
 }
 
 /// [`lambda_max_gram`] of `X^T S X` with `S = diag(weights)` (non-negative row
-/// weights; `None`: all 1).
+/// weights; `None`: all 1). A row of weight 0 contributes exactly nothing, even when
+/// its products overflow.
 fn lambda_max_weighted_gram<D: Design>(x: &D, weights: Option<&[f64]>) -> f64 {
     let (n, p) = (x.n_samples(), x.n_features());
     let trace: f64 = match weights {
         None => (0..p).map(|j| x.col_sq_norm(j)).sum(),
-        Some(s) => (0..n).map(|i| s[i] * x.row_sq_norm(i)).sum(),
+        // A zero weight drops the row even when its squared norm overflows (0 * inf
+        // would be NaN).
+        Some(s) => (0..n)
+            .map(|i| {
+                if s[i] == 0.0 {
+                    0.0
+                } else {
+                    s[i] * x.row_sq_norm(i)
+                }
+            })
+            .sum(),
     };
     if trace == 0.0 {
         return 0.0;
@@ -174,7 +195,11 @@ fn lambda_max_weighted_gram<D: Design>(x: &D, weights: Option<&[f64]>) -> f64 {
     for _ in 0..10_000 {
         x.matvec(&v, &mut xv);
         if let Some(s) = weights {
-            xv.iter_mut().zip(s).for_each(|(a, w)| *a *= w);
+            // `X v` of a row with entries near f64::MAX can overflow; a zero weight
+            // must still give 0, not NaN.
+            xv.iter_mut()
+                .zip(s)
+                .for_each(|(a, &w)| *a = if w == 0.0 { 0.0 } else { *a * w });
         }
         x.matvec_t(&xv, &mut av);
         let new_theta: f64 = v.iter().zip(&av).map(|(a, b)| a * b).sum();
@@ -490,7 +515,10 @@ where
 /// `[-R^2, R^2]`; by Weyl's inequality `lambda_max(A)` moves by at most `R^2 / n`, so
 /// `c lambda_max(A)` has sensitivity `c R^2 / n` and the Laplace mechanism of that
 /// scale over `eps` is `eps`-DP (Dwork & Roth 2014, Thm 3.6). The shift and the clamp
-/// are post-processing. `lambda_max` is computed by power iteration to relative
+/// are post-processing. A row whose squared norm overflows `f64` gets weight
+/// `R^2 / inf = 0` and contributes nothing (a PSD term of norm 0 <= R^2, so the bound
+/// above holds; it used to give NaN and the ceiling, an event of probability 1 on one
+/// side). `lambda_max` is computed by power iteration to relative
 /// tolerance `1e-9` as an upper estimate (see [`global_smoothness`]); the guarantee is
 /// for the exact value, the same floating-point idealisation as the sampler's.
 /// *Upper bound:* as for [`private_coordinate_smoothness_bounded`], the shifted value is
@@ -787,32 +815,13 @@ where
         label: "private coordinate smoothness M_j (bounded rows, one L1 Laplace release)".into(),
     })?;
     // Row clipping factors (one pass over the rows, outside the per-coordinate loop).
-    let row_scale: Vec<f64> = if r2.is_finite() {
-        (0..n)
-            .map(|i| {
-                let s = x.row_sq_norm(i);
-                if s > r2 {
-                    r2 / s
-                } else {
-                    1.0
-                }
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let units = clipped_unit_means(x, &caps, &row_clip_factors(x, r2));
     let noise = Laplace::new(scale)?;
     let mut estimates = Vec::with_capacity(p);
     let mut laplace_scales = Vec::with_capacity(p);
     let (mut floored, mut ceiled) = (0, 0);
-    for (j, &cap) in caps.iter().enumerate() {
-        let mut sum = 0.0;
-        if row_scale.is_empty() {
-            x.for_each_in_col(j, |_, v| sum += (v * v).min(cap) / cap);
-        } else {
-            x.for_each_in_col(j, |i, v| sum += (v * v * row_scale[i]).min(cap) / cap);
-        }
-        let y = sum / n as f64 + noise.sample(rng) + shift * scale;
+    for (j, &unit) in units.iter().enumerate() {
+        let y = unit + noise.sample(rng) + shift * scale;
         let ceiling = ceilings[j];
         let floor = opts.floor_fraction * ceiling;
         let m = ceiling * y;
@@ -839,6 +848,339 @@ where
         normalised_sensitivity: delta,
         shift_in_scales: shift,
         epsilon: charged,
+        floored,
+        ceiled,
+    })
+}
+
+/// The smallest `k >= 0` (to within `1e-9`) with `P(N(0,1) < -k) <= tail` by the
+/// bounds `Phi(-k) <= exp(-k^2/2) / 2` (Chernoff) and `Phi(-k) <= phi(k) / k` (Mills'
+/// ratio, `k > 0`): a valid (slightly conservative) Gaussian quantile without a
+/// special-function dependency. `tail >= 1/2` gives 0.
+pub fn gaussian_tail_shift(tail: f64) -> f64 {
+    if tail.is_nan() || tail >= 0.5 {
+        return 0.0;
+    }
+    let bound = |k: f64| {
+        let e = (-0.5 * k * k).exp();
+        let mills = if k > 0.0 {
+            e / (k * (2.0 * std::f64::consts::PI).sqrt())
+        } else {
+            f64::INFINITY
+        };
+        (0.5 * e).min(mills)
+    };
+    // The bound is decreasing in k; bisect on [0, hi] with bound(hi) <= tail.
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while bound(hi) > tail && hi < 1e3 {
+        lo = hi;
+        hi *= 2.0;
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if bound(mid) <= tail {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+        if hi - lo < 1e-9 {
+            break;
+        }
+    }
+    hi
+}
+
+/// How one row is clipped to norm `R`: `x_ij^2 s_i` with `s_i = min(1, R^2 / ||x_i||^2)`,
+/// or, for a row whose squared norm overflows `f64` (finite entries above about
+/// `1e154`), `(x_ij a_i)^2` with `a_i = R / ||x_i||` computed with scaling.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RowClip {
+    /// `s_i` (used when `mult` is 0).
+    scale: f64,
+    /// `a_i` (> 0 only for rows whose squared norm overflows).
+    mult: f64,
+}
+
+impl RowClip {
+    /// `x_ij^2` after the row's clipping (never NaN for finite `v`).
+    #[inline]
+    fn square(self, v: f64) -> f64 {
+        if self.mult > 0.0 {
+            let t = v * self.mult;
+            t * t
+        } else {
+            v * v * self.scale
+        }
+    }
+}
+
+/// The clipping of every row to squared norm `r2` (empty when `r2` is infinite).
+///
+/// A row whose squared norm overflows would give `s_i = 0` and `inf * 0 = NaN` terms
+/// (which `min` would turn into the cap, breaking the sensitivity bound); such rows get
+/// the multiplier form, `a_i = R / (m sqrt(sum_j (x_ij / m)^2))`, `m = max_j |x_ij|`,
+/// shaved by 4 ulps so that `sum_j (x_ij a_i)^2 <= R^2` survives rounding.
+fn row_clip_factors<D: Design>(x: &D, r2: f64) -> Vec<RowClip> {
+    if !r2.is_finite() {
+        return Vec::new();
+    }
+    (0..x.n_samples())
+        .map(|i| {
+            let s = x.row_sq_norm(i);
+            if s.is_finite() {
+                RowClip {
+                    scale: if s > r2 { r2 / s } else { 1.0 },
+                    mult: 0.0,
+                }
+            } else {
+                let mut m = 0.0f64;
+                x.for_each_in_row(i, |_, v| m = m.max(v.abs()));
+                let mut t = 0.0;
+                x.for_each_in_row(i, |_, v| t += (v / m) * (v / m));
+                let norm = m * t.sqrt();
+                RowClip {
+                    scale: 0.0,
+                    mult: r2.sqrt() / norm * (1.0 - 4.0 * f64::EPSILON),
+                }
+            }
+        })
+        .collect()
+}
+
+/// The query of [`private_coordinate_smoothness_bounded`] without noise:
+/// `(1/n) sum_i min(x_ij^2 s_i, cap_j) / cap_j` for every `j` (`rows` empty: no row
+/// clipping).
+fn clipped_unit_means<D: Design>(x: &D, caps: &[f64], rows: &[RowClip]) -> Vec<f64> {
+    let n = x.n_samples() as f64;
+    caps.iter()
+        .enumerate()
+        .map(|(j, &cap)| {
+            let mut sum = 0.0;
+            if rows.is_empty() {
+                x.for_each_in_col(j, |_, v| sum += (v * v).min(cap) / cap);
+            } else {
+                x.for_each_in_col(j, |i, v| sum += rows[i].square(v).min(cap) / cap);
+            }
+            sum / n
+        })
+        .collect()
+}
+
+/// The query of [`private_coordinate_smoothness_gaussian`] without noise:
+/// `(1/n) sum_i min(c x_ij^2 s_i, c cap_j)` for every `j` (`rows` empty: no row
+/// clipping).
+fn clipped_square_means<D: Design>(c: f64, x: &D, caps: &[f64], rows: &[RowClip]) -> Vec<f64> {
+    let n = x.n_samples() as f64;
+    caps.iter()
+        .enumerate()
+        .map(|(j, &cap)| {
+            let mut sum = 0.0;
+            if rows.is_empty() {
+                x.for_each_in_col(j, |_, v| sum += (v * v).min(cap));
+            } else {
+                x.for_each_in_col(j, |i, v| sum += rows[i].square(v).min(cap));
+            }
+            c * sum / n
+        })
+        .collect()
+}
+
+/// What [`private_coordinate_smoothness_gaussian`] released, with its bookkeeping.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GaussianSmoothness {
+    /// The post-processed estimates, tagged [`Provenance::PrivatelyEstimatedGaussian`].
+    pub estimates: Tagged<Vec<f64>>,
+    /// Public ceilings `c cap_j`, `cap_j = min(b_j^2, R^2)` (missing bounds omitted).
+    pub ceilings: Vec<f64>,
+    /// `V = c min(R^2, ||cap||_2)`: the bound on the L2 norm of one row's vector
+    /// `(min(c x_ij^2 s_i, c cap_j))_j`.
+    pub row_vector_bound: f64,
+    /// `Delta_2 = sqrt(2) V / n`: the replace-one L2 sensitivity of the mean vector.
+    pub l2_sensitivity: f64,
+    /// Noise multiplier `z` charged (one Gaussian release).
+    pub noise_multiplier: f64,
+    /// Standard deviation of each coordinate's noise, `z Delta_2`.
+    pub noise_std: f64,
+    /// Upward shift applied, in standard deviations (`k`; 0 without
+    /// `failure_probability`).
+    pub shift_in_std: f64,
+    /// How many estimates were raised to the floor.
+    pub floored: usize,
+    /// How many estimates were lowered to the ceiling.
+    pub ceiled: usize,
+}
+
+/// Differentially private coordinate-wise smoothness constants from public row bounds,
+/// all `p` at once with **one Gaussian release** whose noise does not depend on `p`:
+///
+/// ```text
+/// cap_j = min(b_j^2, R^2)                  (a missing bound is omitted)
+/// s_i   = min(1, R^2 / ||x_i||^2)          (row clipping to norm R; 1 without R)
+/// v_ij  = min(c x_ij^2 s_i, c cap_j)       in [0, c cap_j]
+/// V     = c min(R^2, ||cap||_2),   Delta_2 = sqrt(2) V / n
+/// M_j   = clamp((1/n) sum_i v_ij + N(0, (z Delta_2)^2) + k z Delta_2,
+///               floor_fraction c cap_j,  c cap_j)
+/// ```
+///
+/// with `k` the Gaussian tail shift of [`gaussian_tail_shift`] at `beta / p` when
+/// `failure_probability = Some(beta)`, else 0. One Gaussian release of noise multiplier
+/// `z` is charged to `ledger` (`Charge::Gaussian { z, 1 }`) *before* anything is
+/// computed from the data, so that a GDP / zCDP / RDP accountant composes it with the
+/// fit's other Gaussian releases (its `mu^2 = 1/z^2` adds to theirs under GDP).
+///
+/// Compared with the Laplace release of [`private_coordinate_smoothness_bounded`]
+/// (L1 sensitivity `2 c R^2 / n` on every coordinate with a row-norm bound), the
+/// Gaussian's per-coordinate standard deviation is `sqrt(2) z c R^2 / n`, and its
+/// union-bound shift grows like `sqrt(2 ln(p / beta))` instead of `ln(p / (2 beta))`.
+///
+/// # Privacy
+///
+/// *Neighbouring relation*: replace-one (`n` fixed and public), as in DP-CD.
+/// *Precondition*: none on the data; the bounds and `z` are public (chosen without
+/// looking at the data). Row clipping (`s_i`) and the per-coordinate cap enforce the
+/// bounds, so rows that violate them change the estimate's accuracy, not the guarantee.
+/// *Claim*: the released vector `(M_j)` is the post-processing of one Gaussian
+/// mechanism of noise multiplier `z`: `(1/z)`-GDP, `(alpha, alpha / (2 z^2))`-RDP.
+/// *Proof*: every entry of a row's vector `v_i = (v_ij)_j` is non-negative, and
+/// `||v_i||_2 <= ||v_i||_1 <= c sum_j x_ij^2 s_i = c min(||x_i||^2, R^2) <= c R^2`;
+/// also `||v_i||_2 <= c ||cap||_2` since `v_ij <= c cap_j`. So `||v_i||_2 <= V`. For two
+/// rows `v, v'` with non-negative entries `<v, v'> >= 0`, hence `||v - v'||_2^2 =
+/// ||v||^2 + ||v'||^2 - 2 <v, v'> <= 2 V^2`: replacing one row moves the mean
+/// `(1/n) sum_i v_i` by at most `sqrt(2) V / n = Delta_2` in L2, whatever `p`. Adding
+/// i.i.d. `N(0, (z Delta_2)^2)` to every coordinate is the Gaussian mechanism of
+/// multiplier `z` (Dong, Roth & Su 2022, Thm 2.7: `1/z`-GDP; Mironov 2017, Cor. 3).
+/// The shift, floor and ceiling are coordinate-wise functions of the noisy vector and
+/// public constants: post-processing. The sampler is a floating-point idealisation of
+/// Gaussian noise (see `dp_accounting::mechanisms`).
+///
+/// *Upper bound* (what the step sizes `1/M_j` need): let `m_j = (1/n) sum_i v_ij` (the
+/// true `M_j` when the rows satisfy the bounds). Before clamping the estimate is
+/// `m_j + (G_j + k) z Delta_2` with `G_j` standard normal, so `P(estimate < m_j) =
+/// Phi(-k) <= beta / p`, and by the union bound every coordinate is an upper bound with
+/// probability at least `1 - beta`. Clamping keeps it (the ceiling `c cap_j >= m_j`).
+pub fn private_coordinate_smoothness_gaussian<L, D, R>(
+    loss: &L,
+    x: &D,
+    bounds: SmoothnessBounds<'_>,
+    noise_multiplier: f64,
+    opts: &BoundedSmoothnessOptions,
+    rng: &mut R,
+    ledger: &mut Ledger,
+) -> Result<GaussianSmoothness>
+where
+    L: Loss + ?Sized,
+    D: Design,
+    R: Rng + ?Sized,
+{
+    let c = curvature_of(loss)?;
+    let (n, p) = (x.n_samples(), x.n_features());
+    if n == 0 || p == 0 {
+        return Err(ModelError::Empty(format!(
+            "cannot estimate smoothness constants of a {n} x {p} design"
+        )));
+    }
+    let z = positive("noise multiplier", noise_multiplier)?;
+    if !(opts.floor_fraction.is_finite() && opts.floor_fraction > 0.0 && opts.floor_fraction <= 1.0)
+    {
+        return Err(ModelError::InvalidParameter {
+            name: "floor_fraction",
+            value: opts.floor_fraction,
+            expected: "the floor is a fraction of the ceiling in (0, 1]",
+        });
+    }
+    let shift = match opts.failure_probability {
+        None => 0.0,
+        Some(beta) if beta.is_finite() && beta > 0.0 && beta < 1.0 => {
+            gaussian_tail_shift(beta / p as f64)
+        }
+        Some(beta) => {
+            return Err(ModelError::InvalidParameter {
+                name: "failure_probability",
+                value: beta,
+                expected:
+                    "the probability that an estimate is not an upper bound must be in (0, 1)",
+            })
+        }
+    };
+    let r2 = match bounds.row_norm_bound {
+        Some(r) => {
+            let r = positive("row norm bound", r)?;
+            positive("squared row norm bound", r * r)?
+        }
+        None => f64::INFINITY,
+    };
+    let caps: Vec<f64> = match bounds.feature_bounds {
+        Some(b) => {
+            if b.len() != p {
+                return Err(ModelError::Shape(format!(
+                    "{} feature bounds given for a design with {p} features",
+                    b.len()
+                )));
+            }
+            let mut caps = Vec::with_capacity(p);
+            for &bj in b {
+                positive("feature bound", bj)?;
+                caps.push(positive("squared feature bound", bj * bj)?.min(r2));
+            }
+            caps
+        }
+        None if r2.is_finite() => vec![r2; p],
+        None => {
+            return Err(ModelError::InvalidParameter {
+                name: "bounds",
+                value: f64::NAN,
+                expected: "give per-feature bounds, a row-norm bound, or both",
+            })
+        }
+    };
+    let ceilings: Vec<f64> = caps.iter().map(|cap| c * cap).collect();
+    check_positive("smoothness ceiling c cap_j", &ceilings)?;
+    let cap_l2 = caps.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let row_vector_bound = positive("row vector bound V", c * r2.min(cap_l2))?;
+    let l2_sensitivity = positive(
+        "L2 sensitivity",
+        std::f64::consts::SQRT_2 * row_vector_bound / n as f64,
+    )?;
+    let noise_std = positive("noise standard deviation", z * l2_sensitivity)?;
+    // Charge first: if the budget refuses, nothing is computed from the data.
+    ledger.charge(Charge::Gaussian {
+        noise_multiplier: z,
+        count: 1,
+    })?;
+    let row_scale = row_clip_factors(x, r2);
+    let means = clipped_square_means(c, x, &caps, &row_scale);
+    let noise = Gaussian::new(noise_std)?;
+    let mut estimates = Vec::with_capacity(p);
+    let (mut floored, mut ceiled) = (0, 0);
+    for (j, &mean) in means.iter().enumerate() {
+        let m = mean + noise.sample(rng) + shift * noise_std;
+        let ceiling = ceilings[j];
+        let floor = opts.floor_fraction * ceiling;
+        // A NaN (impossible with finite inputs) is raised to the ceiling: the safe side.
+        let m = if m.is_nan() || m > ceiling {
+            ceiled += 1;
+            ceiling
+        } else if m < floor {
+            floored += 1;
+            floor
+        } else {
+            m
+        };
+        estimates.push(m);
+    }
+    Ok(GaussianSmoothness {
+        estimates: Tagged {
+            value: estimates,
+            provenance: Provenance::PrivatelyEstimatedGaussian {
+                noise_multiplier: z,
+            },
+        },
+        ceilings,
+        row_vector_bound,
+        l2_sensitivity,
+        noise_multiplier: z,
+        noise_std,
+        shift_in_std: shift,
         floored,
         ceiled,
     })
@@ -1507,6 +1849,409 @@ mod tests {
             .is_err());
             assert!(ledger.entries().is_empty());
             assert_eq!(rng.next_u64(), ChaCha20Rng::seed_from_u64(1).next_u64());
+        }
+    }
+
+    mod gaussian {
+        use super::super::*;
+        use crate::{DenseDesign, Logistic, SparseDesign};
+        use rand::{Rng, RngCore, SeedableRng};
+        use rand_chacha::ChaCha20Rng;
+
+        fn release(
+            x: &DenseDesign,
+            b: SmoothnessBounds<'_>,
+            z: f64,
+            opts: &BoundedSmoothnessOptions,
+            seed: u64,
+        ) -> (GaussianSmoothness, Ledger) {
+            let mut ledger = Ledger::new();
+            let mut rng = ChaCha20Rng::seed_from_u64(seed);
+            let r = private_coordinate_smoothness_gaussian(
+                &Logistic,
+                x,
+                b,
+                z,
+                opts,
+                &mut rng,
+                &mut ledger,
+            )
+            .unwrap();
+            (r, ledger)
+        }
+
+        /// The noiseless query, as the release computes it.
+        fn query(x: &DenseDesign, b: SmoothnessBounds<'_>) -> Vec<f64> {
+            let r2 = b.row_norm_bound.map_or(f64::INFINITY, |r| r * r);
+            let caps: Vec<f64> = match b.feature_bounds {
+                Some(f) => f.iter().map(|v| (v * v).min(r2)).collect(),
+                None => vec![r2; x.n_features()],
+            };
+            clipped_square_means(0.25, x, &caps, &row_clip_factors(x, r2))
+        }
+
+        fn l2(a: &[f64], b: &[f64]) -> f64 {
+            a.iter()
+                .zip(b)
+                .map(|(u, v)| (u - v) * (u - v))
+                .sum::<f64>()
+                .sqrt()
+        }
+
+        #[test]
+        fn sensitivity_holds_on_adversarial_rows_and_is_attained() {
+            // Derivation: ||v_i||_2 <= c R^2 for non-negative v_i, so replace-one moves
+            // the mean by <= sqrt(2) c R^2 / n in L2, whatever p.
+            let opts = BoundedSmoothnessOptions {
+                floor_fraction: 1e-9,
+                failure_probability: None,
+            };
+            let mut rng = ChaCha20Rng::seed_from_u64(3);
+            for &(n, p) in &[(5usize, 3usize), (7, 40), (4, 200)] {
+                let bounds_b = vec![1.5; p];
+                for b in [
+                    SmoothnessBounds {
+                        feature_bounds: None,
+                        row_norm_bound: Some(1.0),
+                    },
+                    SmoothnessBounds {
+                        feature_bounds: Some(&bounds_b),
+                        row_norm_bound: Some(2.0),
+                    },
+                ] {
+                    let base: Vec<f64> = (0..n * p).map(|_| rng.random_range(-1.0..1.0)).collect();
+                    let x = DenseDesign::from_row_major(n, p, &base).unwrap();
+                    let (r, ledger) = release(&x, b, 1.0, &opts, 1);
+                    let r2 = b.row_norm_bound.unwrap().powi(2);
+                    let cap_l2 = b.feature_bounds.map_or(f64::INFINITY, |f| {
+                        f.iter()
+                            .map(|v| (v * v).min(r2).powi(2))
+                            .sum::<f64>()
+                            .sqrt()
+                    });
+                    let v = 0.25 * r2.min(cap_l2);
+                    assert!(
+                        (r.l2_sensitivity - std::f64::consts::SQRT_2 * v / n as f64).abs() < 1e-15
+                    );
+                    assert!(matches!(
+                        ledger.entries(),
+                        [Charge::Gaussian { noise_multiplier, count: 1 }] if *noise_multiplier == 1.0
+                    ));
+                    let q0 = query(&x, b);
+                    let mut worst = 0.0f64;
+                    for trial in 0..300 {
+                        // Adversarial replacements: one-hot rows far beyond the bounds,
+                        // rows spread over every coordinate, random huge rows.
+                        let mut rows = base.clone();
+                        let i = rng.random_range(0..n);
+                        let new: Vec<f64> = match trial % 3 {
+                            0 => {
+                                let k = rng.random_range(0..p);
+                                (0..p).map(|j| if j == k { 50.0 } else { 0.0 }).collect()
+                            }
+                            1 => vec![10.0; p],
+                            _ => (0..p).map(|_| rng.random_range(-30.0..30.0)).collect(),
+                        };
+                        rows[i * p..(i + 1) * p].copy_from_slice(&new);
+                        let x1 = DenseDesign::from_row_major(n, p, &rows).unwrap();
+                        let d = l2(&q0, &query(&x1, b));
+                        assert!(
+                            d <= r.l2_sensitivity * (1.0 + 1e-12),
+                            "{d} > {}",
+                            r.l2_sensitivity
+                        );
+                        worst = worst.max(d);
+                    }
+                    // Two one-hot rows on different coordinates at the bound attain it.
+                    let mut a = vec![0.0; n * p];
+                    let mut c = vec![0.0; n * p];
+                    let rr = b.row_norm_bound.unwrap().min(1.5);
+                    a[0] = rr;
+                    c[1] = rr;
+                    let qa = query(&DenseDesign::from_row_major(n, p, &a).unwrap(), b);
+                    let qc = query(&DenseDesign::from_row_major(n, p, &c).unwrap(), b);
+                    let attained = l2(&qa, &qc);
+                    let expect = std::f64::consts::SQRT_2 * 0.25 * rr * rr / n as f64;
+                    assert!((attained - expect).abs() < 1e-12, "{attained} {expect}");
+                    assert!(attained <= r.l2_sensitivity * (1.0 + 1e-12));
+                    if b.feature_bounds.is_none() {
+                        // Tight: the bound is attained.
+                        assert!((attained - r.l2_sensitivity).abs() < 1e-15);
+                    }
+                    assert!(worst > 0.0);
+                }
+            }
+        }
+
+        #[test]
+        fn rows_whose_squared_norm_overflows_keep_both_sensitivities() {
+            // Entries of 1e200 are finite but their squares overflow: the row must
+            // still be clipped to norm R, not counted as cap_j on every coordinate.
+            let (n, p) = (4usize, 6usize);
+            let mut rng = ChaCha20Rng::seed_from_u64(21);
+            let base: Vec<f64> = (0..n * p)
+                .map(|_| rng.random_range(-1.0..1.0) / (p as f64).sqrt())
+                .collect();
+            let x = DenseDesign::from_row_major(n, p, &base).unwrap();
+            let r2 = 1.0;
+            let caps = vec![r2; p];
+            let unit0 = clipped_unit_means(&x, &caps, &row_clip_factors(&x, r2));
+            let sq0 = clipped_square_means(0.25, &x, &caps, &row_clip_factors(&x, r2));
+            for wild in [
+                vec![1e200; p],
+                vec![-1e300, 1e300, 0.0, 1e-300, f64::MAX, 5.0],
+                vec![1e154, 1e154, 1e154, 0.0, 0.0, 0.0],
+            ] {
+                let mut rows = base.clone();
+                rows[..p].copy_from_slice(&wild);
+                let x1 = DenseDesign::from_row_major(n, p, &rows).unwrap();
+                let f1 = row_clip_factors(&x1, r2);
+                // The clipped row has squared norm <= R^2 (up to rounding).
+                let mut norm2 = 0.0;
+                x1.for_each_in_row(0, |_, v| norm2 += f1[0].square(v));
+                assert!(norm2 <= r2 * (1.0 + 1e-12), "{wild:?}: {norm2}");
+                // Laplace query: L1 sensitivity 2K / n with K = 1 (row bound only).
+                let unit1 = clipped_unit_means(&x1, &caps, &f1);
+                let l1: f64 = unit0.iter().zip(&unit1).map(|(a, b)| (a - b).abs()).sum();
+                assert!(l1 <= 2.0 / n as f64 * (1.0 + 1e-12), "{wild:?}: {l1}");
+                // Gaussian query: L2 sensitivity sqrt(2) c R^2 / n.
+                let sq1 = clipped_square_means(0.25, &x1, &caps, &f1);
+                let d = l2(&sq0, &sq1);
+                assert!(
+                    d <= std::f64::consts::SQRT_2 * 0.25 * r2 / n as f64 * (1.0 + 1e-12),
+                    "{wild:?}: {d}"
+                );
+                assert!(unit1.iter().chain(&sq1).all(|v| v.is_finite()));
+            }
+        }
+
+        #[test]
+        fn private_beta_survives_rows_whose_products_overflow() {
+            // A row of 1e300s: its squared norm and its products with the power
+            // iteration's vector overflow. Coupled on one seed, the released beta may
+            // move by at most the Laplace mechanism's sensitivity c R^2 / n, and must
+            // not jump to the ceiling (a NaN made it do so, an event of probability 1 on
+            // one side only).
+            let (n, p) = (6usize, 4usize);
+            let mut rng = ChaCha20Rng::seed_from_u64(5);
+            let base: Vec<f64> = (0..n * p)
+                .map(|_| rng.random_range(-1.0..1.0) / (p as f64).sqrt())
+                .collect();
+            let opts = BoundedSmoothnessOptions {
+                floor_fraction: 1e-9,
+                failure_probability: None,
+            };
+            let beta = |rows: &[f64]| {
+                let x = DenseDesign::from_row_major(n, p, rows).unwrap();
+                private_global_smoothness(
+                    &Logistic,
+                    &x,
+                    1.0,
+                    dp_accounting::Epsilon::new(50.0).unwrap(),
+                    &opts,
+                    &mut ChaCha20Rng::seed_from_u64(9),
+                    &mut Ledger::new(),
+                )
+                .unwrap()
+                .value
+            };
+            let b0 = beta(&base);
+            for wild in [
+                vec![1e300; p],
+                vec![-1e300, 1e300, 1e300, -1e300],
+                vec![1e200; p],
+                vec![f64::MAX; p],
+                vec![1e308, -f64::MAX, 1e308, 1e308],
+            ] {
+                let mut rows = base.clone();
+                rows[p..2 * p].copy_from_slice(&wild);
+                let b1 = beta(&rows);
+                assert!(b1.is_finite() && b1 < 0.25, "{wild:?}: {b1}");
+                assert!(
+                    (b1 - b0).abs() <= 0.25 / n as f64 * (1.0 + 1e-9),
+                    "{wild:?}: {b0} {b1}"
+                );
+            }
+        }
+
+        #[test]
+        fn noise_scale_matches_the_charge_and_half_of_it_fails() {
+            // Unclamped coordinates: estimate - query over many releases has standard
+            // deviation z Delta_2; a release with half that noise would be caught.
+            let (n, p) = (400usize, 20usize);
+            let mut rng = ChaCha20Rng::seed_from_u64(9);
+            let rows: Vec<f64> = (0..n * p)
+                .map(|_| rng.random_range(-1.0..1.0) / (p as f64).sqrt())
+                .collect();
+            let x = DenseDesign::from_row_major(n, p, &rows).unwrap();
+            let b = SmoothnessBounds {
+                feature_bounds: None,
+                row_norm_bound: Some(1.0),
+            };
+            let opts = BoundedSmoothnessOptions {
+                floor_fraction: 1e-12,
+                failure_probability: None,
+            };
+            let q = query(&x, b);
+            let z = 0.5;
+            let (mut sum, mut sum2, mut k) = (0.0, 0.0, 0usize);
+            for seed in 0..400 {
+                let (r, _) = release(&x, b, z, &opts, seed);
+                assert_eq!(r.ceiled + r.floored, 0, "the test needs unclamped draws");
+                for (e, m) in r.estimates.value.iter().zip(&q) {
+                    let d = (e - m) / r.noise_std;
+                    sum += d;
+                    sum2 += d * d;
+                    k += 1;
+                }
+                assert!((r.noise_std - z * r.l2_sensitivity).abs() < 1e-18);
+            }
+            let mean = sum / k as f64;
+            let sd = (sum2 / k as f64 - mean * mean).sqrt();
+            // 8000 draws: the sample sd of N(0,1) is within 0.03 of 1 (about 4 sigma).
+            assert!((sd - 1.0).abs() < 0.03, "sd {sd}");
+            assert!(mean.abs() < 0.05, "mean {mean}");
+            // Half the noise would give sd 0.5 in these units.
+            assert!((sd - 0.5).abs() > 0.3);
+        }
+
+        #[test]
+        fn shift_makes_upper_bounds_with_the_stated_probability() {
+            let (n, p) = (300usize, 30usize);
+            let mut rng = ChaCha20Rng::seed_from_u64(2);
+            let rows: Vec<f64> = (0..n * p)
+                .map(|_| rng.random_range(-1.0..1.0) / (p as f64).sqrt())
+                .collect();
+            let x = DenseDesign::from_row_major(n, p, &rows).unwrap();
+            let b = SmoothnessBounds {
+                feature_bounds: None,
+                row_norm_bound: Some(1.0),
+            };
+            let beta = 0.2;
+            let opts = BoundedSmoothnessOptions {
+                floor_fraction: 1e-12,
+                failure_probability: Some(beta),
+            };
+            let q = query(&x, b);
+            let k = gaussian_tail_shift(beta / p as f64);
+            // The tail bound: Phi(-k) <= beta / p, and not far from it.
+            assert!(k > 2.47 && k < 2.6, "{k}");
+            let (mut below, mut runs) = (0usize, 0usize);
+            for seed in 0..500 {
+                let (r, _) = release(&x, b, 1.0, &opts, seed);
+                assert_eq!(r.shift_in_std, k);
+                runs += 1;
+                below += r.estimates.value.iter().zip(&q).any(|(e, m)| e < m) as usize;
+            }
+            // P(some estimate below) <= beta = 0.2; 500 runs, allow 4 sigma.
+            let rate = below as f64 / runs as f64;
+            assert!(
+                rate <= beta + 4.0 * (beta * (1.0 - beta) / 500.0).sqrt(),
+                "{rate}"
+            );
+            // Without the shift half of the coordinates are below.
+            let (r, _) = release(
+                &x,
+                b,
+                1.0,
+                &BoundedSmoothnessOptions {
+                    failure_probability: None,
+                    ..opts
+                },
+                1,
+            );
+            assert!(r.estimates.value.iter().zip(&q).any(|(e, m)| e < m));
+        }
+
+        #[test]
+        fn tail_shift_is_a_valid_quantile() {
+            // Compare with a numerical integral of the normal density.
+            let tail = |k: f64| {
+                let (steps, hi) = (200_000, k + 12.0);
+                let h = (hi - k) / steps as f64;
+                (0..steps)
+                    .map(|i| {
+                        let t = k + (i as f64 + 0.5) * h;
+                        (-0.5 * t * t).exp() * h
+                    })
+                    .sum::<f64>()
+                    / (2.0 * std::f64::consts::PI).sqrt()
+            };
+            for t in [0.3, 0.05, 1e-3, 6.2e-4, 1e-6] {
+                let k = gaussian_tail_shift(t);
+                assert!(tail(k) <= t, "{t} {k}");
+                // Not much above the exact quantile for the small tails the union
+                // bound uses: the exact one is within 0.3.
+                if t <= 0.05 {
+                    assert!(tail(k - 0.3) > t, "{t} {k}");
+                }
+            }
+            assert_eq!(gaussian_tail_shift(0.7), 0.0);
+        }
+
+        #[test]
+        fn refusals_charge_nothing_and_the_budget_is_charged_first() {
+            let x = DenseDesign::from_row_major(2, 2, &[0.5, 0.5, 1.0, 0.0]).unwrap();
+            let ok = SmoothnessBounds {
+                feature_bounds: None,
+                row_norm_bound: Some(1.0),
+            };
+            let d = BoundedSmoothnessOptions::default();
+            let mut rng = ChaCha20Rng::seed_from_u64(1);
+            let mut ledger = Ledger::new();
+            for z in [0.0, -1.0, f64::NAN] {
+                assert!(private_coordinate_smoothness_gaussian(
+                    &Logistic,
+                    &x,
+                    ok,
+                    z,
+                    &d,
+                    &mut rng,
+                    &mut ledger
+                )
+                .is_err());
+            }
+            let none = SmoothnessBounds {
+                feature_bounds: None,
+                row_norm_bound: None,
+            };
+            assert!(private_coordinate_smoothness_gaussian(
+                &Logistic,
+                &x,
+                none,
+                1.0,
+                &d,
+                &mut rng,
+                &mut ledger
+            )
+            .is_err());
+            assert!(ledger.entries().is_empty());
+            assert_eq!(rng.next_u64(), ChaCha20Rng::seed_from_u64(1).next_u64());
+            // A sparse design gives the same release as its dense twin.
+            let s = SparseDesign::from_dense(&x);
+            let mut r1 = ChaCha20Rng::seed_from_u64(4);
+            let mut r2 = ChaCha20Rng::seed_from_u64(4);
+            let a = private_coordinate_smoothness_gaussian(
+                &Logistic,
+                &x,
+                ok,
+                1.0,
+                &d,
+                &mut r1,
+                &mut Ledger::new(),
+            )
+            .unwrap();
+            let b = private_coordinate_smoothness_gaussian(
+                &Logistic,
+                &s,
+                ok,
+                1.0,
+                &d,
+                &mut r2,
+                &mut Ledger::new(),
+            )
+            .unwrap();
+            assert_eq!(a, b);
         }
     }
 }

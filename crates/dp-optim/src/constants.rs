@@ -19,8 +19,9 @@ use dp_accounting::ledger::Ledger;
 use dp_accounting::Epsilon;
 use dp_models::constants::{
     coordinate_smoothness, global_smoothness, private_coordinate_smoothness_bounded,
-    private_coordinate_smoothness_with, private_global_smoothness, BoundedSmoothnessOptions,
-    PrivateSmoothnessOptions, SmoothnessBounds, Tagged,
+    private_coordinate_smoothness_gaussian, private_coordinate_smoothness_with,
+    private_global_smoothness, BoundedSmoothnessOptions, PrivateSmoothnessOptions,
+    SmoothnessBounds, Tagged,
 };
 use dp_models::{Design, Loss};
 use rand_chacha::ChaCha20Rng;
@@ -76,6 +77,31 @@ pub enum Smoothness {
         /// `None` releases the unbiased estimate (clamped).
         failure_probability: Option<f64>,
     },
+    /// Estimate all `M_j` at once from public row bounds with **one Gaussian release**
+    /// (`dp_models::constants::private_coordinate_smoothness_gaussian`, proof there):
+    /// the vector `(c x_ij^2)_j` of a row has L2 norm at most `c R^2`, so the replace-one
+    /// L2 sensitivity of the mean is `sqrt(2) c R^2 / n` for any `p`. Its noise
+    /// multiplier is set so that it takes `budget_fraction` of the budget in the
+    /// Gaussian-DP sense (`mu_m^2 = budget_fraction * mu^2`, `mu` the GDP parameter of
+    /// the whole target); it is charged to the fit's ledger as a Gaussian release, and
+    /// the optimisation's noise is calibrated on the whole ledger, so under
+    /// [`Accounting::Exact`](crate::Accounting::Exact) (GDP for DP-CD) the estimate and
+    /// the steps compose exactly (`1/z^2` adds). The estimates are shifted up so that,
+    /// with probability at least `1 - failure_probability`, every one is an upper bound,
+    /// then clamped between a public floor and the ceiling `c min(b_j^2, R^2)`.
+    /// Supported by DP-CD (as DP-CD-P); DP-GCD refuses it.
+    PrivateGaussian {
+        /// Bounds `b_j >= |x_ij|` with their provenance (`None`: not stated).
+        feature_bounds: Option<Tagged<Vec<f64>>>,
+        /// Bound `R >= ||x_i||_2` with its provenance (`None`: not stated). At least one
+        /// of the two must be given.
+        row_norm_bound: Option<Tagged<f64>>,
+        /// Share of the budget's `mu^2` spent on the estimate, in (0, 1).
+        budget_fraction: f64,
+        /// Probability that some estimate is below the constant it estimates, in (0, 1);
+        /// `None` releases the unbiased estimate (clamped).
+        failure_probability: Option<f64>,
+    },
 }
 
 impl Smoothness {
@@ -106,13 +132,25 @@ impl Smoothness {
     pub fn is_private_estimate(&self) -> bool {
         matches!(
             self,
-            Smoothness::Private { .. } | Smoothness::PrivateBounded { .. }
+            Smoothness::Private { .. }
+                | Smoothness::PrivateBounded { .. }
+                | Smoothness::PrivateGaussian { .. }
         )
+    }
+
+    /// The Gaussian-DP share of [`Smoothness::PrivateGaussian`] (`None` otherwise).
+    pub(crate) fn gaussian_fraction(&self) -> Option<f64> {
+        match self {
+            Smoothness::PrivateGaussian {
+                budget_fraction, ..
+            } => Some(*budget_fraction),
+            _ => None,
+        }
     }
 
     /// Checks the data-independent parts (the budget fraction and the bounds).
     pub(crate) fn check(&self) -> Result<()> {
-        if let Some(budget_fraction) = self.budget_fraction() {
+        if let Some(budget_fraction) = self.budget_fraction().or(self.gaussian_fraction()) {
             if !(budget_fraction.is_finite() && budget_fraction > 0.0 && budget_fraction < 1.0) {
                 return Err(OptimError::InvalidParameter {
                     name: "budget_fraction",
@@ -128,6 +166,12 @@ impl Smoothness {
                 }
             }
             Smoothness::PrivateBounded {
+                feature_bounds,
+                row_norm_bound,
+                failure_probability,
+                ..
+            }
+            | Smoothness::PrivateGaussian {
                 feature_bounds,
                 row_norm_bound,
                 failure_probability,
@@ -322,12 +366,12 @@ pub(crate) fn resolve_for_twin<D: Design, L: Loss + ?Sized>(
     match source {
         Smoothness::FromData => Ok(coordinate_smoothness(loss, x)?.value),
         Smoothness::Given(t) => Ok(t.value.clone()),
-        Smoothness::Private { .. } | Smoothness::PrivateBounded { .. } => {
-            Err(OptimError::Unsupported(format!(
-                "{solver} is non-private and does not estimate constants privately; give \
+        Smoothness::Private { .. }
+        | Smoothness::PrivateBounded { .. }
+        | Smoothness::PrivateGaussian { .. } => Err(OptimError::Unsupported(format!(
+            "{solver} is non-private and does not estimate constants privately; give \
              Smoothness::FromData or Smoothness::Given"
-            )))
-        }
+        ))),
     }
 }
 
@@ -340,6 +384,10 @@ pub(crate) struct ResolvedSmoothness {
     /// Whether something computed from the data without privacy was used (the
     /// constants themselves, or DP-CD-P's feature bounds).
     pub uses_non_private: bool,
+    /// Whether a Gaussian release was charged for them (then the optimisation must be
+    /// calibrated on the whole ledger: the papers' pure-DP budget split does not cover
+    /// it).
+    pub gaussian: bool,
 }
 
 /// Resolves the coordinate constants of a private fit, charging `ledger` for whatever
@@ -372,6 +420,7 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
             tagged: coordinate_smoothness(loss, x)?,
             spent: None,
             uses_non_private: true,
+            gaussian: false,
         },
         Smoothness::Given(t) => {
             let cost = charge_pre_spent(
@@ -383,6 +432,7 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
                 tagged: t.clone(),
                 spent: (cost > 0.0).then_some(cost),
                 uses_non_private: !t.is_private(),
+                gaussian: false,
             }
         }
         Smoothness::Private {
@@ -422,6 +472,7 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
                 tagged: released.estimates,
                 spent: Some(charged),
                 uses_non_private: bounds_non_private,
+                gaussian: false,
             }
         }
         Smoothness::PrivateBounded {
@@ -480,7 +531,16 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
                 tagged: released.estimates,
                 spent: Some(released.epsilon + bound_cost),
                 uses_non_private: non_private,
+                gaussian: false,
             }
+        }
+        Smoothness::PrivateGaussian { .. } => {
+            return Err(OptimError::Unsupported(
+                "Smoothness::PrivateGaussian is a Gaussian release composed with the fit's \
+                 Gaussian steps; this solver supports it only through DP-CD (use \
+                 Smoothness::PrivateBounded here)"
+                    .into(),
+            ))
         }
     };
     // The opt-in gate for the constants themselves.
@@ -490,5 +550,105 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
     Ok(ResolvedSmoothness {
         tagged: Tagged { value, provenance },
         ..resolved
+    })
+}
+
+/// The noise multiplier of [`Smoothness::PrivateGaussian`]'s release for the target
+/// `(epsilon, delta)` and GDP share `fraction` (data-free): with `z1` the multiplier of
+/// one Gaussian release spending the whole target under GDP (`mu = 1/z1`), the release
+/// gets `z = z1 / sqrt(fraction)`, i.e. `mu_m^2 = fraction * mu^2`.
+pub(crate) fn gaussian_smoothness_multiplier(
+    privacy: &crate::privacy::CheckedPrivacy,
+    fraction: f64,
+) -> Result<f64> {
+    let whole = dp_accounting::calibrate::calibrate_sigma(
+        &dp_accounting::calibrate::Plan {
+            mechanism: dp_accounting::calibrate::PlanMechanism::Gaussian,
+            steps: 1,
+            accountant: dp_accounting::calibrate::Accountant::Gdp,
+        },
+        privacy.epsilon,
+        privacy.delta,
+    )?;
+    positive(
+        "smoothness noise multiplier",
+        whole.noise_multiplier / fraction.sqrt(),
+    )
+}
+
+/// [`resolve_private`], and [`Smoothness::PrivateGaussian`] (which needs the target's
+/// delta to set its noise): the bounds' own pre-spent cost is charged first (pure DP),
+/// then the Gaussian release of `dp_models::constants::private_coordinate_smoothness_gaussian`
+/// (charged there before it reads the data; proof there). The caller must calibrate
+/// the optimisation on the whole ledger (`gaussian` is set).
+pub(crate) fn resolve_private_any<D: Design, L: Loss + ?Sized>(
+    source: &Smoothness,
+    loss: &L,
+    x: &D,
+    privacy: &crate::privacy::CheckedPrivacy,
+    rng: &mut ChaCha20Rng,
+    ledger: &mut Ledger,
+) -> Result<ResolvedSmoothness> {
+    let allow = privacy.allow_non_private_constants;
+    let Smoothness::PrivateGaussian {
+        feature_bounds,
+        row_norm_bound,
+        budget_fraction,
+        failure_probability,
+    } = source
+    else {
+        return resolve_private(source, loss, x, privacy.epsilon.get(), allow, rng, ledger);
+    };
+    let p = x.n_features();
+    let mut non_private = false;
+    let mut bound_cost = 0.0;
+    let fb = match feature_bounds {
+        Some(t) => {
+            non_private |= !t.is_private();
+            bound_cost += pre_spent_epsilon(&t.provenance);
+            let b = t.clone().require_private(allow)?;
+            if b.len() != p {
+                return Err(OptimError::Shape(format!(
+                    "{} feature bounds given for a design with {p} features",
+                    b.len()
+                )));
+            }
+            Some(b)
+        }
+        None => None,
+    };
+    let r = match row_norm_bound {
+        Some(t) => {
+            non_private |= !t.is_private();
+            bound_cost += pre_spent_epsilon(&t.provenance);
+            Some(t.clone().require_private(allow)?)
+        }
+        None => None,
+    };
+    let bound_cost = charge_pre_spent(ledger, bound_cost, "row and feature bounds")?;
+    let z = gaussian_smoothness_multiplier(privacy, *budget_fraction)?;
+    let released = private_coordinate_smoothness_gaussian(
+        loss,
+        x,
+        SmoothnessBounds {
+            feature_bounds: fb.as_deref(),
+            row_norm_bound: r,
+        },
+        z,
+        &BoundedSmoothnessOptions {
+            failure_probability: *failure_probability,
+            ..BoundedSmoothnessOptions::default()
+        },
+        rng,
+        ledger,
+    )?;
+    let tagged = released.estimates;
+    let provenance = tagged.provenance;
+    let value = tagged.require_private(allow)?;
+    Ok(ResolvedSmoothness {
+        tagged: Tagged { value, provenance },
+        spent: (bound_cost > 0.0).then_some(bound_cost),
+        uses_non_private: non_private,
+        gaussian: true,
     })
 }

@@ -7,7 +7,7 @@
 //! See `docs/privacy/dp-cd.md` for the derivation.
 
 use crate::cd::{check_problem, check_smoothness, run_cd, CdProblem};
-use crate::constants::{resolve_private, ResolvedSmoothness};
+use crate::constants::{gaussian_smoothness_multiplier, resolve_private_any, ResolvedSmoothness};
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::{objective_from_predictor, ColumnKernels, CoordNoise, NoNoise, PerCoordinate};
 use crate::model::{Diagnostics, Fitted, LinearModel};
@@ -405,7 +405,9 @@ impl<L, P> DpCd<L, P> {
     /// Name used in reports.
     pub fn name(&self) -> &'static str {
         match self.smoothness {
-            Smoothness::Private { .. } | Smoothness::PrivateBounded { .. } => "dp-cd-p",
+            Smoothness::Private { .. }
+            | Smoothness::PrivateBounded { .. }
+            | Smoothness::PrivateGaussian { .. } => "dp-cd-p",
             _ => "dp-cd",
         }
     }
@@ -467,18 +469,30 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
                     .into(),
             ));
         }
+        let mut prior = Ledger::new();
+        if let Some(fraction) = self.smoothness.gaussian_fraction() {
+            // PrivateGaussian: its one Gaussian release (bounds given as public; a
+            // bound with a cost is charged in the fit), then the whole-ledger plan.
+            prior.charge(Charge::Gaussian {
+                noise_multiplier: gaussian_smoothness_multiplier(&self.privacy, fraction)?,
+                count: 1,
+            })?;
+            return self
+                .plan_with(n, m, provenance, &prior, None, None, true)
+                .map(|(plan, _)| plan);
+        }
         let spent = match self.smoothness.budget_fraction() {
             Some(fraction) => Some(fraction * self.privacy.epsilon.get()),
             None => {
                 let e = pre_spent_epsilon(&provenance);
+                charge_pre_spent(&mut Ledger::new(), e, "smoothness constants")?;
                 (e > 0.0).then_some(e)
             }
         };
-        let mut prior = Ledger::new();
         if let Some(e) = spent {
             charge_pre_spent(&mut prior, e, "smoothness constants")?;
         }
-        self.plan_with(n, m, provenance, &prior, spent, None)
+        self.plan_with(n, m, provenance, &prior, spent, None, false)
             .map(|(plan, _)| plan)
     }
 
@@ -494,7 +508,9 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
     /// pure epsilon), calibrated against the ledger (see
     /// [`calibrate_releases`](crate::privacy)). `quantiles`: the privately estimated
     /// `Q_j` of adaptive clipping (whose Gaussian charges are in `prior`); then the
-    /// calibration is always over the whole ledger.
+    /// calibration is always over the whole ledger. `gaussian_prior`: `prior` holds a
+    /// Gaussian charge for the constants ([`Smoothness::PrivateGaussian`]); then too.
+    #[allow(clippy::too_many_arguments)]
     fn plan_with(
         &self,
         n: usize,
@@ -503,7 +519,9 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         prior: &Ledger,
         spent: Option<f64>,
         quantiles: Option<&[f64]>,
+        gaussian_prior: bool,
     ) -> Result<(DpCdPlan, LedgerCalibration)> {
+        let whole = quantiles.is_some() || gaussian_prior;
         let p = m.len();
         check_smoothness(m, p)?;
         let schedule = match self.steps {
@@ -512,9 +530,10 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         };
         let releases = schedule.updates();
         let gaussian = self.gaussian_plan(releases);
-        let calibrated = if quantiles.is_some() {
+        let calibrated = if whole {
             // The papers' split (target - spent for the releases alone) does not cover
-            // the Gaussian charges of the search: calibrate on the whole ledger.
+            // the Gaussian charges of the search or of the constants: calibrate on the
+            // whole ledger.
             LedgerCalibration {
                 calibration: calibrate::calibrate_ledger(
                     prior,
@@ -529,7 +548,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         };
         let calibration = calibrated.calibration;
         // The releases' own epsilon (the whole ledger's when nothing was charged before).
-        let eps_opt = if spent.is_none() && quantiles.is_none() {
+        let eps_opt = if spent.is_none() && !whole {
             calibration.epsilon
         } else {
             calibrate::epsilon(
@@ -585,7 +604,6 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         check_problem("DP-CD", data, &self.loss, &self.penalty, self.w0.as_deref())?;
         let (n, p) = (data.n_samples(), data.n_features());
         let target = self.privacy.epsilon.get();
-        let allow = self.privacy.allow_non_private_constants;
         let mut ledger = Ledger::new();
 
         // 1. The smoothness constants. Whatever they cost is charged before any noise
@@ -594,12 +612,12 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             tagged,
             spent,
             uses_non_private,
-        } = resolve_private(
+            gaussian,
+        } = resolve_private_any(
             &self.smoothness,
             &self.loss,
             data.x(),
-            target,
-            allow,
+            &self.privacy,
             &mut streams.constants,
             &mut ledger,
         )?;
@@ -623,8 +641,15 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         };
         // 2. The plan, calibrated over the ledger charged so far plus its releases, and
         //    charged in full before the first release.
-        let (plan, calibrated) =
-            self.plan_with(n, &m, provenance, &ledger, spent, quantiles.as_deref())?;
+        let (plan, calibrated) = self.plan_with(
+            n,
+            &m,
+            provenance,
+            &ledger,
+            spent,
+            quantiles.as_deref(),
+            gaussian,
+        )?;
         ledger.charge(Charge::Gaussian {
             noise_multiplier: plan.noise_multiplier,
             count: plan.releases,
@@ -835,6 +860,184 @@ mod adaptive_tests {
                 .adaptive_clipping(Some(bad))
                 .build();
             assert!(r.is_err(), "{bad:?}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod gaussian_constants_tests {
+    use super::*;
+    use dp_accounting::calibrate::Accountant;
+    use dp_accounting::Delta;
+    use dp_models::constants::Tagged;
+    use dp_models::{DenseDesign, Logistic, L2};
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+
+    fn data(n: usize, p: usize) -> Dataset<DenseDesign> {
+        let mut rng = ChaCha20Rng::seed_from_u64(11);
+        let x: Vec<f64> = (0..n * p)
+            .map(|k| {
+                // Column j has scale 1/(j+1): imbalanced M_j, rows of norm <= 1.
+                let j = k % p;
+                rng.random_range(-1.0..1.0) / ((j + 1) as f64 * (p as f64).sqrt())
+            })
+            .collect();
+        let y = (0..n)
+            .map(|i| if x[i * p] > 0.0 { 1.0 } else { -1.0 })
+            .collect();
+        Dataset::new(DenseDesign::from_row_major(n, p, &x).unwrap(), y).unwrap()
+    }
+
+    fn gaussian(fraction: f64) -> Smoothness {
+        Smoothness::PrivateGaussian {
+            feature_bounds: None,
+            row_norm_bound: Some(Tagged::public(1.0)),
+            budget_fraction: fraction,
+            failure_probability: Some(0.05),
+        }
+    }
+
+    #[test]
+    fn release_and_steps_compose_exactly_in_gdp_at_the_target() {
+        let d = data(2000, 6);
+        let (eps, delta) = (1.0, 1e-6);
+        let solver = DpCdParams::new(Logistic, L2::new(1e-4).unwrap())
+            .epsilon(eps)
+            .delta(delta)
+            .passes(5)
+            .clip(1.0)
+            .accounting(crate::Accounting::Exact)
+            .smoothness(gaussian(0.1))
+            .build()
+            .unwrap();
+        let fit = solver.fit_seeded(&d, 4).unwrap();
+        let report = fit.model.privacy.as_ref().unwrap();
+        assert_eq!(fit.model.algorithm, "dp-cd-p");
+        let privacy = PrivacyParams::new(eps, delta).check().unwrap();
+        let z_m = gaussian_smoothness_multiplier(&privacy, 0.1).unwrap();
+        // Charged first, then the steps; nothing else.
+        let (s, t) = match report.ledger.entries() {
+            [Charge::Gaussian {
+                noise_multiplier: zm,
+                count: 1,
+            }, Charge::Gaussian {
+                noise_multiplier: s,
+                count: t,
+            }] => {
+                assert_eq!(*zm, z_m);
+                (*s, *t)
+            }
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(t, 30);
+        // GDP by hand: mu^2 = 1/z_m^2 + T/s^2, and 1/z_m^2 = 0.1 mu_target^2.
+        let mu = (1.0 / (z_m * z_m) + t as f64 / (s * s)).sqrt();
+        let by_hand = dp_accounting::gdp::gdp_epsilon(mu, Delta::new(delta).unwrap()).unwrap();
+        let g = &report.guarantee;
+        assert!(
+            g.epsilon <= eps && g.epsilon > eps * (1.0 - 1e-6),
+            "{}",
+            g.epsilon
+        );
+        assert!(
+            (by_hand - g.epsilon).abs() < 1e-9,
+            "{by_hand} {}",
+            g.epsilon
+        );
+        assert_eq!(
+            report
+                .ledger
+                .guarantee(Delta::new(delta).unwrap(), Accountant::Gdp)
+                .unwrap(),
+            g.epsilon
+        );
+        let mu_target = 1.0
+            / dp_accounting::calibrate::calibrate_sigma(
+                &Plan {
+                    mechanism: PlanMechanism::Gaussian,
+                    steps: 1,
+                    accountant: Accountant::Gdp,
+                },
+                privacy.epsilon,
+                privacy.delta,
+            )
+            .unwrap()
+            .noise_multiplier;
+        assert!((1.0 / (z_m * z_m) / (mu_target * mu_target) - 0.1).abs() < 1e-9);
+        // The preview plans the same multiplier for the steps.
+        let SolverPlan::DpCd(fitted_plan) = &report.plan else {
+            panic!()
+        };
+        let preview = solver
+            .plan(
+                2000,
+                &fitted_plan.smoothness,
+                fitted_plan.smoothness_provenance,
+            )
+            .unwrap();
+        assert_eq!(preview.noise_multiplier, s);
+        // Every M_j is within the public ceiling c R^2 and the fit is finite.
+        assert!(fitted_plan.smoothness.iter().all(|&m| m > 0.0 && m <= 0.25));
+        assert!(fit.model.coefficients.iter().all(|w| w.is_finite()));
+        // Seeded fits replay bit for bit; the model holds no seed.
+        assert_eq!(solver.fit_seeded(&d, 4).unwrap().model, fit.model);
+        assert!(!serde_json::to_string(&fit.model).unwrap().contains("seed"));
+    }
+
+    #[test]
+    fn gaussian_estimates_reused_as_given_and_other_solvers_are_refused() {
+        let d = data(300, 4);
+        let mut ledger = Ledger::new();
+        let mut rng = ChaCha20Rng::seed_from_u64(1);
+        let est = dp_models::constants::private_coordinate_smoothness_gaussian(
+            &Logistic,
+            d.x(),
+            dp_models::constants::SmoothnessBounds {
+                feature_bounds: None,
+                row_norm_bound: Some(1.0),
+            },
+            3.0,
+            &Default::default(),
+            &mut rng,
+            &mut ledger,
+        )
+        .unwrap();
+        // Their cost is not a pure epsilon: charging it as one (or as 0) is refused.
+        let given = DpCdParams::new(Logistic, L2::new(1e-4).unwrap())
+            .epsilon(1.0)
+            .delta(1e-6)
+            .passes(2)
+            .clip(1.0)
+            .smoothness(Smoothness::Given(est.estimates.clone()))
+            .build()
+            .unwrap();
+        assert!(matches!(
+            given.fit_seeded(&d, 1),
+            Err(OptimError::Unsupported(m)) if m.contains("Gaussian")
+        ));
+        assert!(given
+            .plan(300, &est.estimates.value, est.estimates.provenance)
+            .is_err());
+        // DP-GCD does not support the Gaussian release (its split is pure DP).
+        assert!(crate::DpGcdParams::new(Logistic, L2::new(1e-4).unwrap())
+            .epsilon(1.0)
+            .delta(1e-6)
+            .passes(2)
+            .clip(1.0)
+            .smoothness(gaussian(0.1))
+            .build()
+            .is_err());
+        // A fraction outside (0, 1) is refused at build.
+        for f in [0.0, 1.0, f64::NAN] {
+            assert!(DpCdParams::new(Logistic, L2::new(1e-4).unwrap())
+                .epsilon(1.0)
+                .delta(1e-6)
+                .passes(2)
+                .clip(1.0)
+                .smoothness(gaussian(f))
+                .build()
+                .is_err());
         }
     }
 }

@@ -370,6 +370,13 @@ impl<L: Loss, P: Penalty> DpGcdParams<L, P> {
                 budget_fraction * privacy.epsilon.get(),
                 "smoothness constants (preview of the private estimate)",
             )?,
+            Smoothness::PrivateGaussian { .. } => {
+                return Err(OptimError::Unsupported(
+                    "DP-GCD does not support Smoothness::PrivateGaussian (its budget split \
+                     charges the constants as pure DP); use Smoothness::PrivateBounded"
+                        .into(),
+                ))
+            }
         };
         let budget = GcdBudget::calibrate(&self, &privacy, prior, spent)?;
         let solver = DpGcd {

@@ -232,9 +232,15 @@ pub(crate) use privacy_setters;
 /// it is charged to the fit's ledger as [`dp_accounting::ledger::Charge::PureDp`] so
 /// that the reported guarantee composes it, and the optimisation's budget is the target
 /// minus that cost (basic composition, Dwork & Roth 2014, Thm 3.16).
+///
+/// A value released by a Gaussian mechanism before the fit
+/// ([`Provenance::PrivatelyEstimatedGaussian`](dp_models::constants::Provenance)) has no
+/// pure epsilon: this returns NaN for it, which [`charge_pre_spent`] refuses with an
+/// error (never charged as 0).
 pub(crate) fn pre_spent_epsilon(provenance: &dp_models::constants::Provenance) -> f64 {
     match provenance {
         dp_models::constants::Provenance::PrivatelyEstimated { epsilon } => *epsilon,
+        dp_models::constants::Provenance::PrivatelyEstimatedGaussian { .. } => f64::NAN,
         _ => 0.0,
     }
 }
@@ -246,6 +252,13 @@ pub(crate) fn charge_pre_spent(
     epsilon: f64,
     what: &str,
 ) -> Result<f64> {
+    if epsilon.is_nan() {
+        return Err(OptimError::Unsupported(format!(
+            "the {what} were released by a Gaussian mechanism before the fit; their cost \
+             is not a pure epsilon and cannot be charged as one: estimate them inside the \
+             fit (Smoothness::PrivateGaussian) so that the Gaussian release joins its ledger"
+        )));
+    }
     if epsilon > 0.0 {
         ledger.charge(dp_accounting::ledger::Charge::PureDp {
             epsilon,

@@ -595,6 +595,32 @@ mod tests {
     }
 
     #[test]
+    fn dp_gcd_fits_are_refused() {
+        // DP-GCD's zCDP variant calibrates its own split and ignores the Gaussian-DP
+        // budget handed to each fit: the runner must refuse it, not release it.
+        let (train, val) = (rows(800, 0), rows(200, 7));
+        let params = SelectionParams::new(1.0, 1e-6);
+        let gcd = |_: &(u64, f64), p: PrivacyParams| -> Result<Box<dyn Solver<DenseDesign>>> {
+            Ok(Box::new(
+                crate::DpGcdParams::new(Logistic, L2::new(1e-4)?)
+                    .privacy(p)
+                    .passes(20)
+                    .clip(1.0)
+                    .variant(crate::dp_gcd::Variant::Zcdp)
+                    .smoothness(Smoothness::Given(Tagged::public(vec![0.25; 3])))
+                    .build()?,
+            ))
+        };
+        let mut rng = ChaCha20Rng::seed_from_u64(2);
+        let e = select_with_rng(&params, &[(1u64, 1.0)], gcd, &train, &val, &mut rng);
+        assert!(
+            matches!(&e, Err(OptimError::Unsupported(m)) if m.contains("per-run budget")),
+            "{:?}",
+            e.map(|s| s.model)
+        );
+    }
+
+    #[test]
     fn plan_meets_the_target_for_every_rule() {
         for s in [
             Stopping::geometric(10.0).unwrap(),
