@@ -483,6 +483,11 @@ fn regression_reports_mse_and_predict_checks_columns() {
         "1",
         "--test-fraction",
         "0.3",
+        // Seeded so that the threshold below is checked on one fixed draw (from OS
+        // entropy the default fit missed it in about 1 run of 20); a seed replays the
+        // noise, which is fine in a test and never in a released model.
+        "--seed",
+        "7",
         "--model-out",
         model.to_str().unwrap(),
     ]));
