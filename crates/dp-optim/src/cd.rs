@@ -19,9 +19,10 @@ use crate::kernel::{
     objective_from_predictor, ClipRule, ColumnKernels, CoordNoise, NoClip, NoNoise,
 };
 use crate::model::{Diagnostics, Fitted, LinearModel};
-use crate::schedule::CoordinateSelector;
 pub use crate::schedule::{Averaging, CoordinateOrder, Schedule};
+use crate::schedule::{CoordinateSelector, LOOKAHEAD};
 use crate::solver::{check_finite, Solver, Streams};
+use dp_models::simd::rows::prefetch;
 use dp_models::{Dataset, Loss, Penalty};
 use rand::{Rng, RngCore};
 
@@ -86,6 +87,19 @@ where
         }
         for k in 0..schedule.inner {
             let j = selector.next(coord_rng);
+            // Cache hints for coordinates drawn ahead (they change no result): a
+            // coordinate's column, iterate and step sit at random places of arrays
+            // of length p in random order.
+            if let Some(far) = selector.ahead(LOOKAHEAD) {
+                prob.x.prefetch_col_start(far);
+            }
+            if let Some(near) = selector.ahead(LOOKAHEAD / 2) {
+                prob.x.prefetch_col(near);
+                prefetch(&w[near]);
+                prefetch(&prob.steps[near]);
+                clip.prefetch(near);
+                noise.prefetch(near);
+            }
             let g = prob
                 .x
                 .step_grad_sum(pending.take(), j, prob.loss, z, y, clip.for_coord(j))

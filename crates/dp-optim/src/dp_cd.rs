@@ -399,6 +399,12 @@ impl<R: Rng + ?Sized> CoordNoise for CoordGaussian<'_, R> {
     fn perturb(&mut self, j: usize, g: f64) -> f64 {
         g + self.mechanisms[j].sample(self.rng)
     }
+    #[inline]
+    fn prefetch(&self, j: usize) {
+        if let Some(m) = self.mechanisms.get(j) {
+            dp_models::simd::rows::prefetch(m);
+        }
+    }
 }
 
 impl<L, P> DpCd<L, P> {

@@ -64,6 +64,9 @@ pub trait ClipRule {
     type Clip: Clip;
     /// The clipping of coordinate `j`.
     fn for_coord(&self, j: usize) -> Self::Clip;
+    /// A cache hint for coordinate `j`'s threshold (changes no result).
+    #[inline(always)]
+    fn prefetch(&self, _j: usize) {}
 }
 
 impl ClipRule for NoClip {
@@ -84,12 +87,21 @@ impl ClipRule for PerCoordinate<'_> {
     fn for_coord(&self, j: usize) -> Clamp {
         Clamp(self.0[j])
     }
+    #[inline(always)]
+    fn prefetch(&self, j: usize) {
+        if let Some(c) = self.0.get(j) {
+            dp_models::simd::rows::prefetch(c);
+        }
+    }
 }
 
 /// Noise added to a released coordinate gradient.
 pub trait CoordNoise {
     /// Returns `g` plus the noise for coordinate `j` (or `g` itself when there is none).
     fn perturb(&mut self, j: usize, g: f64) -> f64;
+    /// A cache hint for coordinate `j`'s noise scale (changes no result, draws nothing).
+    #[inline(always)]
+    fn prefetch(&self, _j: usize) {}
 }
 
 /// No noise: `perturb` returns its input unchanged and draws nothing.
