@@ -289,7 +289,13 @@ fn plain_read<D: Design>(x: &D) -> f64 {
     times[2]
 }
 
-fn cd_pair<D, P>(data: &Dataset<D>, penalty: P, t: Timing, label: &str) -> Result<Vec<Value>>
+fn cd_pair<D, P>(
+    data: &Dataset<D>,
+    penalty: P,
+    t: Timing,
+    label: &str,
+    two_threads: bool,
+) -> Result<Vec<Value>>
 where
     D: ColumnKernels,
     P: Penalty + Clone,
@@ -330,7 +336,33 @@ where
     let plan_dp = |s: &DpCd<Squared, P>| Ok(s.plan(n, &ones, Provenance::PublicBound).map(drop)?);
     let what = format!("DP-CD (public M_j = 1, eps = 1), {label}");
     let dp = passes_json("dp-cd", &what, data, t, make_dp, plan_dp)?;
-    Ok(vec![cd, cyclic, dp])
+    let mut out = vec![cd, cyclic, dp];
+    if two_threads {
+        // The same two solvers with each step's sweep split over two cores
+        // (`threads(2)`): not like for like with the single-threaded peers.
+        let make_cd2 = |k| {
+            Ok(CdParams::new(Squared::half(), penalty.clone())
+                .passes(k)
+                .smoothness(m())
+                .threads(2)
+                .build()?)
+        };
+        let what = format!("CD, {label}, two threads (threads(2); the peers use one)");
+        out.push(passes_json("cd-2t", &what, data, t, make_cd2, no_plan)?);
+        let make_dp2 = |k| {
+            Ok(DpCdParams::new(Squared::half(), penalty.clone())
+                .epsilon(1.0)
+                .delta(1.0 / (n as f64 * n as f64))
+                .passes(k)
+                .clip(1.0)
+                .smoothness(m())
+                .threads(2)
+                .build()?)
+        };
+        let what = format!("DP-CD (public M_j = 1, eps = 1), {label}, two threads (threads(2))");
+        out.push(passes_json("dp-cd-2t", &what, data, t, make_dp2, plan_dp)?);
+    }
+    Ok(out)
 }
 
 /// CD started from the solution `w*` that the benchmark script wrote to
@@ -387,7 +419,7 @@ fn time_dense(dir: &Path, t: Timing) -> Result<Value> {
     let x = DenseDesign::from_col_major(n, p, &read_f64(&dir.join("dense_x.f64"))?)?;
     let data = Dataset::new(x, read_f64(&dir.join("dense_y.f64"))?)?;
     let mut out = header("dense", &data, n * p * 8, t);
-    let mut results = cd_pair(&data, L1::new(lambda)?, t, "L1")?;
+    let mut results = cd_pair(&data, L1::new(lambda)?, t, "L1", true)?;
     // sklearn ElasticNet(alpha = 2 lambda, l1_ratio = 0.5) = lambda (|w|_1 + |w|^2 / 2).
     let make = |k| {
         Ok(
@@ -431,7 +463,7 @@ fn time_sparse(dir: &Path, t: Timing) -> Result<Value> {
     let data = Dataset::new(x, read_f64(&dir.join("sparse_y.f64"))?)?;
     // CSC: one f64 value and one usize row index per non-zero.
     let mut out = header("sparse", &data, nnz * 16, t);
-    let mut results = cd_pair(&data, L1::new(lambda)?, t, "L1")?;
+    let mut results = cd_pair(&data, L1::new(lambda)?, t, "L1", false)?;
     results.extend(cd_warm(dir, "sparse", &data, L1::new(lambda)?, t)?);
     out["results"] = json!(results);
     Ok(out)

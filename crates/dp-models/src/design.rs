@@ -125,6 +125,16 @@ pub trait Design: Send + Sync {
     /// default does nothing.
     #[inline]
     fn prefetch_row(&self, _i: usize) {}
+    /// A hint that column `j` will be read soon (coordinate methods in random order
+    /// call it a few steps ahead, from the data-independent coordinate stream). It must
+    /// not change any result; the default does nothing.
+    #[inline]
+    fn prefetch_col(&self, _j: usize) {}
+    /// The first stage of [`Design::prefetch_col`], called further ahead: a hint for
+    /// whatever locates column `j` (a sparse design's column pointers). The default
+    /// does nothing.
+    #[inline]
+    fn prefetch_col_start(&self, _j: usize) {}
     /// `||x_i||_2^2`.
     fn row_sq_norm(&self, i: usize) -> f64 {
         let mut s = 0.0;
@@ -639,6 +649,26 @@ impl Design for SparseDesign {
         let (idx, val) = self.row(i);
         for (&j, &x) in idx.iter().zip(val) {
             f(j, x);
+        }
+    }
+    /// Hints the first cache lines of the column's row indices and values (a column
+    /// of a sparse design starts at an unpredictable place of the CSC arrays, so in
+    /// random coordinate order every step would otherwise start with cache misses).
+    #[inline]
+    fn prefetch_col_start(&self, j: usize) {
+        if let Some(a) = self.col_ptr.get(j) {
+            crate::simd::rows::prefetch(a);
+        }
+    }
+    #[inline]
+    fn prefetch_col(&self, j: usize) {
+        if let (Some(&a), Some(&b)) = (self.col_ptr.get(j), self.col_ptr.get(j + 1)) {
+            if a < b {
+                crate::simd::rows::prefetch(&self.row_idx[a]);
+                crate::simd::rows::prefetch(&self.col_val[a]);
+                crate::simd::rows::prefetch(&self.row_idx[b - 1]);
+                crate::simd::rows::prefetch(&self.col_val[b - 1]);
+            }
         }
     }
 }

@@ -225,6 +225,29 @@ fn clamp_lanes<S: Simd>(s: S, v: S::f64s, c: S::f64s, neg_c: S::f64s) -> S::f64s
     s.select_f64s(s.greater_than_f64s(v, neg_c), v, neg_c)
 }
 
+/// How far ahead (in `f64`s, 8 KiB) the long-vector kernels (the column gradient with
+/// its fused predictor update, [`dot`], [`axpy`]) hint the data they will read, through
+/// the safe `prefetcht0` wrapper of `safe_arch`. A hint never changes a result.
+///
+/// The hardware prefetcher alone does not keep two streams (a column and the residual)
+/// far enough ahead: `cargo run --release -p dp-models --example col_read` times the
+/// 1e5 x 100 column sweep with and without hints at several distances (see
+/// `docs/performance.md`).
+pub const PREFETCH_AHEAD: usize = 1024;
+/// Shortest vector (in `f64`s, 512 KiB) the kernels prefetch ahead for: shorter ones
+/// (e.g. the 45,312-row columns of Electricity, whose logistic kernel is compute-bound)
+/// measured 6-9 % slower with the hint.
+pub const PREFETCH_MIN_LEN: usize = 64 * 1024;
+
+/// Prefetch hint for the vector `v[i + PREFETCH_AHEAD / lanes]` (clamped to the last
+/// one). Never changes a result.
+#[inline(always)]
+fn prefetch_ahead<T>(v: &[T], i: usize, lanes: usize) {
+    if let Some(last) = v.len().checked_sub(1) {
+        rows::prefetch(&v[(i + PREFETCH_AHEAD / lanes).min(last)]);
+    }
+}
+
 /// One clipped per-sample term `clip(phi'(z, y) x)`, lane by lane.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -250,7 +273,7 @@ fn term<S: Simd, D: LaneDerivative, const CLIP: bool>(
 /// the predictor (after its update, for the fused kernel).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn sum_terms<S: Simd, D: LaneDerivative, const CLIP: bool, const LABELS: bool>(
+fn sum_terms<S: Simd, D: LaneDerivative, const CLIP: bool, const LABELS: bool, const PF: bool>(
     s: S,
     deriv: D,
     xh: &[S::f64s],
@@ -266,6 +289,14 @@ fn sum_terms<S: Simd, D: LaneDerivative, const CLIP: bool, const LABELS: bool>(
     let yh = if LABELS { &yh[..nv] } else { yh };
     let mut i = 0;
     while i + 4 <= nv {
+        if PF {
+            for u in 0..4 {
+                prefetch_ahead(xh, i + u, S::F64_LANES);
+                if LABELS {
+                    prefetch_ahead(yh, i + u, S::F64_LANES);
+                }
+            }
+        }
         for (u, a) in acc.iter_mut().enumerate() {
             let yi = if LABELS { yh[i + u] } else { zero };
             let t = term::<S, D, CLIP>(s, deriv, zat(i + u), xh[i + u], yi, c, neg_c);
@@ -304,7 +335,7 @@ enum Pred<'a> {
 
 impl<D: LaneDerivative> StepGrad<'_, D> {
     #[inline(always)]
-    fn run<S: Simd, const CLIP: bool, const LABELS: bool>(self, s: S) -> f64 {
+    fn run<S: Simd, const CLIP: bool, const LABELS: bool, const PF: bool>(self, s: S) -> f64 {
         let n = self.x.len();
         let deriv = self.deriv;
         let clip = self.clip.unwrap_or(f64::INFINITY);
@@ -332,7 +363,13 @@ impl<D: LaneDerivative> StepGrad<'_, D> {
                     term::<S, D, CLIP>(s, deriv, s.partial_load_f64s(zt), xtv, yt, c, neg_c)
                 };
                 let zh = &zh[..xh.len()];
-                sum_terms::<S, D, CLIP, LABELS>(s, deriv, xh, yh, |i| zh[i], c, neg_c, tail)
+                let zat = |i: usize| {
+                    if PF {
+                        prefetch_ahead(zh, i, S::F64_LANES);
+                    }
+                    zh[i]
+                };
+                sum_terms::<S, D, CLIP, LABELS, PF>(s, deriv, xh, yh, zat, c, neg_c, tail)
             }
             Pred::Update(z, xk, a) => {
                 let av = s.splat_f64s(a);
@@ -349,11 +386,15 @@ impl<D: LaneDerivative> StepGrad<'_, D> {
                 let kh = &kh[..xh.len()];
                 let zh = &mut zh[..xh.len()];
                 let zat = |i: usize| {
+                    if PF {
+                        prefetch_ahead(zh, i, S::F64_LANES);
+                        prefetch_ahead(kh, i, S::F64_LANES);
+                    }
                     let zi = s.add_f64s(zh[i], s.mul_f64s(av, kh[i]));
                     zh[i] = zi;
                     zi
                 };
-                sum_terms::<S, D, CLIP, LABELS>(s, deriv, xh, yh, zat, c, neg_c, tail)
+                sum_terms::<S, D, CLIP, LABELS, PF>(s, deriv, xh, yh, zat, c, neg_c, tail)
             }
         }
     }
@@ -363,11 +404,16 @@ impl<D: LaneDerivative> WithSimd for StepGrad<'_, D> {
     type Output = f64;
     #[inline(always)]
     fn with_simd<S: Simd>(self, s: S) -> f64 {
-        match (self.clip.is_some(), self.y.is_some()) {
-            (false, false) => self.run::<S, false, false>(s),
-            (false, true) => self.run::<S, false, true>(s),
-            (true, false) => self.run::<S, true, false>(s),
-            (true, true) => self.run::<S, true, true>(s),
+        let pf = self.x.len() >= PREFETCH_MIN_LEN;
+        match (self.clip.is_some(), self.y.is_some(), pf) {
+            (false, false, false) => self.run::<S, false, false, false>(s),
+            (false, true, false) => self.run::<S, false, true, false>(s),
+            (true, false, false) => self.run::<S, true, false, false>(s),
+            (true, true, false) => self.run::<S, true, true, false>(s),
+            (false, false, true) => self.run::<S, false, false, true>(s),
+            (false, true, true) => self.run::<S, false, true, true>(s),
+            (true, false, true) => self.run::<S, true, false, true>(s),
+            (true, true, true) => self.run::<S, true, true, true>(s),
         }
     }
 }
@@ -437,8 +483,15 @@ pub fn axpy(a: f64, x: &[f64], out: &mut [f64]) {
             let (xh, xt) = S::as_simd_f64s(&self.x[..n]);
             let (oh, ot) = S::as_mut_simd_f64s(&mut self.out[..n]);
             let av = s.splat_f64s(self.a);
-            for (o, &x) in oh.iter_mut().zip(xh) {
-                *o = s.add_f64s(*o, s.mul_f64s(av, x));
+            if n >= PREFETCH_MIN_LEN {
+                for (i, (o, &x)) in oh.iter_mut().zip(xh).enumerate() {
+                    prefetch_ahead(xh, i, S::F64_LANES);
+                    *o = s.add_f64s(*o, s.mul_f64s(av, x));
+                }
+            } else {
+                for (o, &x) in oh.iter_mut().zip(xh) {
+                    *o = s.add_f64s(*o, s.mul_f64s(av, x));
+                }
             }
             for (o, &x) in ot.iter_mut().zip(xt) {
                 *o += self.a * x;

@@ -19,9 +19,10 @@ use crate::kernel::{
     objective_from_predictor, ClipRule, ColumnKernels, CoordNoise, NoClip, NoNoise,
 };
 use crate::model::{Diagnostics, Fitted, LinearModel};
-use crate::schedule::CoordinateSelector;
 pub use crate::schedule::{Averaging, CoordinateOrder, Schedule};
+use crate::schedule::{CoordinateSelector, LOOKAHEAD};
 use crate::solver::{check_finite, Solver, Streams};
+use dp_models::simd::rows::prefetch;
 use dp_models::{Dataset, Loss, Penalty};
 use rand::{Rng, RngCore};
 
@@ -33,6 +34,9 @@ pub(crate) struct CdProblem<'a, D, L: ?Sized, P: ?Sized> {
     pub penalty: &'a P,
     /// `gamma_j = step_scale / M_j`.
     pub steps: &'a [f64],
+    /// Pieces each step's sweep is split into (1: one sweep on the calling thread;
+    /// see [`ColumnKernels::step_grad_sum_chunked`]).
+    pub chunks: usize,
 }
 
 /// Runs Algorithm 1's loops from the state `(w, z = X w)` and leaves `z = X w` of the
@@ -86,10 +90,33 @@ where
         }
         for k in 0..schedule.inner {
             let j = selector.next(coord_rng);
-            let g = prob
-                .x
-                .step_grad_sum(pending.take(), j, prob.loss, z, y, clip.for_coord(j))
-                * inv_n;
+            // Cache hints for coordinates drawn ahead (they change no result): a
+            // coordinate's column, iterate and step sit at random places of arrays
+            // of length p in random order.
+            if let Some(far) = selector.ahead(LOOKAHEAD) {
+                prob.x.prefetch_col_start(far);
+            }
+            if let Some(near) = selector.ahead(LOOKAHEAD / 2) {
+                prob.x.prefetch_col(near);
+                prefetch(&w[near]);
+                prefetch(&prob.steps[near]);
+                clip.prefetch(near);
+                noise.prefetch(near);
+            }
+            let g = if prob.chunks > 1 {
+                prob.x.step_grad_sum_chunked(
+                    pending.take(),
+                    j,
+                    prob.loss,
+                    z,
+                    y,
+                    clip.for_coord(j),
+                    prob.chunks,
+                )
+            } else {
+                prob.x
+                    .step_grad_sum(pending.take(), j, prob.loss, z, y, clip.for_coord(j))
+            } * inv_n;
             let g = noise.perturb(j, g);
             let old = w[j];
             let step = prob.steps[j];
@@ -212,6 +239,7 @@ pub struct CdParams<L, P> {
     step_scale: f64,
     averaging: Averaging,
     order: CoordinateOrder,
+    chunks: usize,
     smoothness: Smoothness,
     w0: Option<Vec<f64>>,
 }
@@ -227,6 +255,7 @@ impl<L: Loss, P: Penalty> CdParams<L, P> {
             step_scale: 1.0,
             averaging: Averaging::LastIterate,
             order: CoordinateOrder::Uniform,
+            chunks: 1,
             smoothness: Smoothness::FromData,
             w0: None,
         }
@@ -244,6 +273,17 @@ impl<L: Loss, P: Penalty> CdParams<L, P> {
     /// Averaging mode.
     pub fn averaging(mut self, averaging: Averaging) -> Self {
         self.averaging = averaging;
+        self
+    }
+    /// Splits each coordinate step's sweep over a dense design (the gradient of a
+    /// column and the pending predictor update) into `threads` fixed pieces run on
+    /// rayon's thread pool, with a fixed reduction order. Default 1 (one sweep on the
+    /// calling thread). Results are bit-for-bit reproducible for a given `threads`
+    /// whatever the number of cores, and differ from `threads = 1` in the last bits
+    /// only. Sparse designs ignore it. Worth it only for long columns (see
+    /// `docs/performance.md`, "Two cores").
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.chunks = threads;
         self
     }
     /// Coordinate order (default [`CoordinateOrder::Uniform`]).
@@ -269,6 +309,7 @@ impl<L: Loss, P: Penalty> CdParams<L, P> {
         if let Averaging::Every(k) = self.averaging {
             positive_count("averaging period K", k)?;
         }
+        positive_count("threads", self.chunks as u64)?;
         Ok(Cd {
             loss: self.loss,
             penalty: self.penalty,
@@ -276,6 +317,7 @@ impl<L: Loss, P: Penalty> CdParams<L, P> {
             step_scale: self.step_scale,
             averaging: self.averaging,
             order: self.order,
+            chunks: self.chunks,
             smoothness: self.smoothness,
             w0: self.w0,
         })
@@ -292,6 +334,7 @@ pub struct Cd<L, P> {
     step_scale: f64,
     averaging: Averaging,
     order: CoordinateOrder,
+    chunks: usize,
     smoothness: Smoothness,
     w0: Option<Vec<f64>>,
 }
@@ -322,6 +365,7 @@ impl<D: ColumnKernels, L: Loss, P: Penalty> Solver<D> for Cd<L, P> {
             loss: &self.loss,
             penalty: &self.penalty,
             steps: &steps,
+            chunks: self.chunks,
         };
         let zero_steps = run_cd(
             &prob,

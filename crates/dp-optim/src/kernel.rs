@@ -64,6 +64,9 @@ pub trait ClipRule {
     type Clip: Clip;
     /// The clipping of coordinate `j`.
     fn for_coord(&self, j: usize) -> Self::Clip;
+    /// A cache hint for coordinate `j`'s threshold (changes no result).
+    #[inline(always)]
+    fn prefetch(&self, _j: usize) {}
 }
 
 impl ClipRule for NoClip {
@@ -84,12 +87,21 @@ impl ClipRule for PerCoordinate<'_> {
     fn for_coord(&self, j: usize) -> Clamp {
         Clamp(self.0[j])
     }
+    #[inline(always)]
+    fn prefetch(&self, j: usize) {
+        if let Some(c) = self.0.get(j) {
+            dp_models::simd::rows::prefetch(c);
+        }
+    }
 }
 
 /// Noise added to a released coordinate gradient.
 pub trait CoordNoise {
     /// Returns `g` plus the noise for coordinate `j` (or `g` itself when there is none).
     fn perturb(&mut self, j: usize, g: f64) -> f64;
+    /// A cache hint for coordinate `j`'s noise scale (changes no result, draws nothing).
+    #[inline(always)]
+    fn prefetch(&self, _j: usize) {}
 }
 
 /// No noise: `perturb` returns its input unchanged and draws nothing.
@@ -156,6 +168,26 @@ pub trait ColumnKernels: Design {
                 s
             }
         }
+    }
+
+    /// [`ColumnKernels::step_grad_sum`] with the sweep split into `chunks` fixed
+    /// pieces that may run on different cores (rayon), their sums added in a fixed
+    /// tree order: bit-for-bit reproducible for a given `chunks` whatever the number
+    /// of cores, and equal to `step_grad_sum` up to rounding (the partial sums are
+    /// grouped differently). The default ignores `chunks`; dense designs split.
+    #[allow(clippy::too_many_arguments)]
+    fn step_grad_sum_chunked<L: Loss + ?Sized, C: Clip>(
+        &self,
+        update: Option<(usize, f64)>,
+        j: usize,
+        loss: &L,
+        z: &mut [f64],
+        y: Option<&[f64]>,
+        clip: C,
+        chunks: usize,
+    ) -> f64 {
+        let _ = chunks;
+        self.step_grad_sum(update, j, loss, z, y, clip)
     }
 }
 
@@ -254,6 +286,68 @@ impl ColumnKernels for DenseDesign {
             _ => loss.dense_col_grad_sum(self.col(j), z, y, clip.bound()),
         }
     }
+
+    #[inline]
+    fn step_grad_sum_chunked<L: Loss + ?Sized, C: Clip>(
+        &self,
+        update: Option<(usize, f64)>,
+        j: usize,
+        loss: &L,
+        z: &mut [f64],
+        y: Option<&[f64]>,
+        clip: C,
+        chunks: usize,
+    ) -> f64 {
+        let update = match update {
+            Some((k, a)) if a != 0.0 => Some((self.col(k), a)),
+            _ => None,
+        };
+        split_step(loss, update, self.col(j), z, y, clip.bound(), chunks.max(1))
+    }
+}
+
+/// The dense fused step over `chunks` pieces: halves (in units of 64 entries, so
+/// every piece starts on a cache line and a whole number of vectors) run through
+/// `rayon::join`, recursively, and the two sums are added left + right.
+fn split_step<L: Loss + ?Sized>(
+    loss: &L,
+    update: Option<(&[f64], f64)>,
+    x: &[f64],
+    z: &mut [f64],
+    y: Option<&[f64]>,
+    clip: Option<f64>,
+    chunks: usize,
+) -> f64 {
+    let n = x.len();
+    let left_chunks = chunks / 2;
+    let h = (n * left_chunks / chunks.max(1)) / 64 * 64;
+    if chunks <= 1 || h == 0 || h >= n {
+        return match update {
+            Some((xk, a)) => loss.dense_step_grad_sum((xk, a), x, z, y, clip),
+            None => loss.dense_col_grad_sum(x, z, y, clip),
+        };
+    }
+    let (xl, xr) = x.split_at(h);
+    let (zl, zr) = z[..n].split_at_mut(h);
+    let (yl, yr) = match y {
+        Some(y) => {
+            let (a, b) = y[..n].split_at(h);
+            (Some(a), Some(b))
+        }
+        None => (None, None),
+    };
+    let (ul, ur) = match update {
+        Some((xk, a)) => {
+            let (a1, b1) = xk[..n].split_at(h);
+            (Some((a1, a)), Some((b1, a)))
+        }
+        None => (None, None),
+    };
+    let (l, r) = rayon::join(
+        || split_step(loss, ul, xl, zl, yl, clip, left_chunks),
+        || split_step(loss, ur, xr, zr, yr, clip, chunks - left_chunks),
+    );
+    l + r
 }
 
 /// `F(w) = (1/n) sum_i loss(z_i, y_i) + penalty(w)` from a predictor `z = X w`.

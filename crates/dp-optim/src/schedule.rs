@@ -69,7 +69,17 @@ pub(crate) struct CoordinateSelector {
     pos: usize,
     /// The current pass's permutation ([`CoordinateOrder::Permutation`] only).
     perm: Vec<usize>,
+    /// [`CoordinateOrder::Uniform`]: the next [`LOOKAHEAD`] coordinates, drawn in
+    /// stream order before they are used (`ring[head]` is the next one), so that the
+    /// solver can hint their data to the cache. The coordinates returned are the same
+    /// sequence as drawing one per step.
+    ring: [usize; LOOKAHEAD],
+    head: usize,
+    filled: bool,
 }
+
+/// How many coordinates the uniform order draws ahead of use.
+pub(crate) const LOOKAHEAD: usize = 16;
 
 impl CoordinateSelector {
     pub(crate) fn new(order: CoordinateOrder, p: usize) -> Self {
@@ -82,13 +92,42 @@ impl CoordinateSelector {
             p,
             pos: 0,
             perm,
+            ring: [0; LOOKAHEAD],
+            head: 0,
+            filled: false,
+        }
+    }
+
+    /// The coordinate `d` steps after the one the last [`CoordinateSelector::next`]
+    /// returned (`1 <= d <= LOOKAHEAD`), if it is known already (uniform order after
+    /// the first draw); a hint only, it draws nothing.
+    #[inline]
+    pub(crate) fn ahead(&self, d: usize) -> Option<usize> {
+        match self.order {
+            CoordinateOrder::Uniform if self.filled && (1..=LOOKAHEAD).contains(&d) => {
+                Some(self.ring[(self.head + d - 1) % LOOKAHEAD])
+            }
+            // Cyclic order reads the columns in storage order, which the hardware
+            // prefetcher follows by itself (hints measured slower there).
+            _ => None,
         }
     }
 
     #[inline]
     pub(crate) fn next<R: Rng + ?Sized>(&mut self, rng: &mut R) -> usize {
         match self.order {
-            CoordinateOrder::Uniform => rng.random_range(0..self.p),
+            CoordinateOrder::Uniform => {
+                if !self.filled {
+                    for slot in self.ring.iter_mut() {
+                        *slot = rng.random_range(0..self.p);
+                    }
+                    self.filled = true;
+                }
+                let j = self.ring[self.head];
+                self.ring[self.head] = rng.random_range(0..self.p);
+                self.head = (self.head + 1) % LOOKAHEAD;
+                j
+            }
             CoordinateOrder::Cyclic => {
                 let j = self.pos;
                 self.pos = if j + 1 == self.p { 0 } else { j + 1 };
@@ -166,5 +205,42 @@ impl Schedule {
     /// `T * K`, the number of coordinate updates (= Gaussian releases in DP-CD).
     pub fn updates(&self) -> u64 {
         self.outer * self.inner
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+
+    /// Drawing ahead changes nothing: the uniform order returns the sequence of one
+    /// `random_range(0..p)` per step from the same stream, and `ahead(d)` names the
+    /// coordinate that `next` returns `d` calls later.
+    #[test]
+    fn uniform_lookahead_returns_the_per_step_sequence() {
+        let p = 37;
+        let steps = 500;
+        let mut plain = ChaCha20Rng::seed_from_u64(11);
+        let expected: Vec<usize> = (0..steps).map(|_| plain.random_range(0..p)).collect();
+        let mut rng = ChaCha20Rng::seed_from_u64(11);
+        let mut sel = CoordinateSelector::new(CoordinateOrder::Uniform, p);
+        let mut got = Vec::new();
+        let mut hints = Vec::new();
+        for _ in 0..steps {
+            got.push(sel.next(&mut rng));
+            hints.push((got.len() - 1, sel.ahead(1), sel.ahead(LOOKAHEAD)));
+        }
+        assert_eq!(got, expected);
+        for (t, one, far) in hints {
+            if t + 1 < steps {
+                assert_eq!(one, Some(expected[t + 1]));
+            }
+            if t + LOOKAHEAD < steps {
+                assert_eq!(far, Some(expected[t + LOOKAHEAD]));
+            }
+        }
+        assert_eq!(sel.ahead(0), None);
+        assert_eq!(sel.ahead(LOOKAHEAD + 1), None);
     }
 }

@@ -166,6 +166,7 @@ fn lazy_averaging_equals_naive_averaging() {
         loss: &loss,
         penalty: &pen,
         steps: &steps,
+        chunks: 1,
     };
     let mut w = vec![0.0; 5];
     let mut z = vec![0.0; 40];

@@ -108,9 +108,19 @@ pub(super) fn dot_lanes<S: Simd>(
     let mut acc = [s.splat_f64s(0.0); 4];
     let mut ac = ah.chunks_exact(4);
     let mut bc = bh.chunks_exact(4);
-    for (a4, b4) in (&mut ac).zip(&mut bc) {
-        for u in 0..4 {
-            acc[u] = s.mul_add_e_f64s(a4[u], b4[u], acc[u]);
+    if ah.len() * S::F64_LANES >= super::PREFETCH_MIN_LEN {
+        for (k, (a4, b4)) in (&mut ac).zip(&mut bc).enumerate() {
+            for u in 0..4 {
+                super::prefetch_ahead(ah, 4 * k + u, S::F64_LANES);
+                super::prefetch_ahead(bh, 4 * k + u, S::F64_LANES);
+                acc[u] = s.mul_add_e_f64s(a4[u], b4[u], acc[u]);
+            }
+        }
+    } else {
+        for (a4, b4) in (&mut ac).zip(&mut bc) {
+            for u in 0..4 {
+                acc[u] = s.mul_add_e_f64s(a4[u], b4[u], acc[u]);
+            }
         }
     }
     for (u, (&a, &b)) in ac.remainder().iter().zip(bc.remainder()).enumerate() {

@@ -216,7 +216,26 @@ fn run_step(
 #[test]
 fn step_kernel_matches_the_scalar_loop_for_every_length() {
     let mut rng = ChaCha20Rng::seed_from_u64(3);
-    for n in [1usize, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 1001] {
+    // The last two lengths take the prefetching path (`PREFETCH_MIN_LEN`), with a tail.
+    let long = super::PREFETCH_MIN_LEN;
+    for n in [
+        1usize,
+        2,
+        3,
+        7,
+        8,
+        9,
+        15,
+        16,
+        17,
+        31,
+        33,
+        64,
+        100,
+        1001,
+        long,
+        long + 5,
+    ] {
         let x: Vec<f64> = (0..n).map(|_| rng.random_range(-3.0..3.0)).collect();
         let xk: Vec<f64> = (0..n).map(|_| rng.random_range(-3.0..3.0)).collect();
         let z0: Vec<f64> = (0..n).map(|_| rng.random_range(-20.0..20.0)).collect();
@@ -275,7 +294,8 @@ fn clipped_kernel_stays_bounded_on_extreme_predictors() {
 #[test]
 fn axpy_and_dot_match_the_scalar_loops() {
     let mut rng = ChaCha20Rng::seed_from_u64(5);
-    for n in [0usize, 1, 5, 8, 13, 64, 1003] {
+    let long = super::PREFETCH_MIN_LEN;
+    for n in [0usize, 1, 5, 8, 13, 64, 1003, long + 3] {
         let x: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
         let v: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
         let mut a = v.clone();
