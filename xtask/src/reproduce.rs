@@ -1,4 +1,5 @@
-//! `cargo xtask reproduce [EXPERIMENT] [--profile quick|paper] [--out DIR] [--seed N]`.
+//! `cargo xtask reproduce [EXPERIMENT] [--profile quick|paper] [--out DIR] [--seed N]`
+//! (`dp-scd` also takes `--problems A,B` and `--resume`).
 //!
 //! With no experiment name, runs every experiment in `dp_bench::experiments::REGISTRY`.
 //! Afterwards writes `OUT/index.md`, linking the report and figures of every experiment
@@ -7,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use dp_bench::experiments::{self, ExperimentConfig, Profile};
 use dp_bench::runner::ProgressMode;
 
@@ -28,6 +29,15 @@ pub struct Args {
     /// Print only one line per finished block (no progress bar).
     #[arg(long)]
     pub quiet: bool,
+    /// dp-scd only: continue the run saved in `OUT/dp-scd/checkpoint.json`, skipping its
+    /// finished blocks (a checkpoint of other settings, seed, profile, code or data is
+    /// refused). Without it a dp-scd run starts afresh and moves the checkpoint aside.
+    #[arg(long)]
+    pub resume: bool,
+    /// dp-scd only: the problems to run, comma-separated, as the report names them
+    /// (`adult/svm` or `adult-svm`) or by data set (`adult`); all when omitted.
+    #[arg(long, value_delimiter = ',')]
+    pub problems: Vec<String>,
 }
 
 /// Runs the subcommand.
@@ -36,6 +46,18 @@ pub fn run(args: Args) -> Result<()> {
     let selected: Vec<&experiments::Experiment> = match &args.experiment {
         Some(name) => vec![experiments::find(name)?],
         None => experiments::REGISTRY.iter().collect(),
+    };
+    if (args.resume || !args.problems.is_empty())
+        && selected.iter().any(|e| e.name != experiments::dp_scd::NAME)
+    {
+        bail!(
+            "--resume and --problems apply to the dp-scd experiment only: run `cargo xtask reproduce dp-scd ...`"
+        );
+    }
+    let scd_options = experiments::dp_scd::RunOptions {
+        resume: args.resume,
+        problems: args.problems.clone(),
+        stop_after_blocks: None,
     };
     let config = ExperimentConfig {
         profile,
@@ -51,7 +73,12 @@ pub fn run(args: Args) -> Result<()> {
     for e in selected {
         eprintln!("== {} ({})", e.name, e.about);
         let t = Instant::now();
-        (e.run)(&config)?;
+        if e.name == experiments::dp_scd::NAME {
+            let settings = experiments::dp_scd::Settings::for_profile(config.profile);
+            experiments::dp_scd::run_with_options(&config, &settings, &scd_options)?;
+        } else {
+            (e.run)(&config)?;
+        }
         eprintln!(
             "== {} done in {:.1} s -> {}",
             e.name,

@@ -57,6 +57,7 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+pub mod checkpoint;
 pub mod data;
 pub mod experiments;
 pub mod figures;
