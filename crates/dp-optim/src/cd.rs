@@ -76,6 +76,8 @@ where
     // coordinate stream is drawn in the same order as before, so the iterates are the
     // same as with a separate update.
     let mut pending: Option<(usize, f64)> = None;
+    let hint = selector.hints();
+    let chunked = prob.chunks > 1;
     // Lazy averaging state: acc_j = sum of theta_j^k over the k already
     // passed, last_j = first index k whose value is the current w_j.
     let (mut acc, mut last) = if schedule.averaged {
@@ -93,17 +95,19 @@ where
             // Cache hints for coordinates drawn ahead (they change no result): a
             // coordinate's column, iterate and step sit at random places of arrays
             // of length p in random order.
-            if let Some(far) = selector.ahead(LOOKAHEAD) {
-                prob.x.prefetch_col_start(far);
+            if hint {
+                if let Some(far) = selector.ahead(LOOKAHEAD) {
+                    prob.x.prefetch_col_start(far);
+                }
+                if let Some(near) = selector.ahead(LOOKAHEAD / 2) {
+                    prob.x.prefetch_col(near);
+                    prefetch(&w[near]);
+                    prefetch(&prob.steps[near]);
+                    clip.prefetch(near);
+                    noise.prefetch(near);
+                }
             }
-            if let Some(near) = selector.ahead(LOOKAHEAD / 2) {
-                prob.x.prefetch_col(near);
-                prefetch(&w[near]);
-                prefetch(&prob.steps[near]);
-                clip.prefetch(near);
-                noise.prefetch(near);
-            }
-            let g = if prob.chunks > 1 {
+            let g = if chunked {
                 prob.x.step_grad_sum_chunked(
                     pending.take(),
                     j,

@@ -98,6 +98,13 @@ impl CoordinateSelector {
         }
     }
 
+    /// Whether [`CoordinateSelector::ahead`] can name coming coordinates (the uniform
+    /// order); loop-invariant, so that other orders skip the hints at no cost.
+    #[inline]
+    pub(crate) fn hints(&self) -> bool {
+        self.order == CoordinateOrder::Uniform
+    }
+
     /// The coordinate `d` steps after the one the last [`CoordinateSelector::next`]
     /// returned (`1 <= d <= LOOKAHEAD`), if it is known already (uniform order after
     /// the first draw); a hint only, it draws nothing.
