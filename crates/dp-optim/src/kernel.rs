@@ -279,12 +279,8 @@ impl ColumnKernels for DenseDesign {
         y: Option<&[f64]>,
         clip: C,
     ) -> f64 {
-        match update {
-            Some((k, a)) if a != 0.0 => {
-                loss.dense_step_grad_sum((self.col(k), a), self.col(j), z, y, clip.bound())
-            }
-            _ => loss.dense_col_grad_sum(self.col(j), z, y, clip.bound()),
-        }
+        // One piece: the single fused sweep (`split_step`'s base case).
+        self.step_grad_sum_chunked(update, j, loss, z, y, clip, 1)
     }
 
     #[inline]
