@@ -10,22 +10,30 @@
 //! (default `N = 100,000`, 80 MB) with:
 //! * `simd::dot`: the library's kernel (prefetch hint `PREFETCH_AHEAD` f64s ahead when
 //!   the vectors are at least `PREFETCH_MIN_LEN` long);
-//! * `no hint` and `hint D`: the same summation with no software prefetch, or with a
-//!   prefetch `D` f64s ahead in both streams;
+//! * `no hint` and `hint D`: the same summation with fused multiply-adds (as a BLAS
+//!   `ddot` does) and no software prefetch, or a prefetch `D` f64s ahead in both streams;
+//! * `hint 1024 mul+add`: `hint 1024` with a separate multiply and add, as `simd::dot`
+//!   and the solvers' kernels do (the same result on every CPU);
+//! * `squared grad`: the coordinate-gradient kernel of a CD step on the squared loss,
+//!   `Loss::dense_col_grad_sum` of `Squared::half()` on a residual (no clipping): per
+//!   element the loss derivative, a multiply and an add;
 //! * `two threads`: each column's dot product split in two halves, one per core
 //!   (`rayon::join`), the reduction order fixed.
 //!
 //! Prints the median and fastest time per sweep and the design bytes per second.
+use dp_models::Loss;
 use pulp::{Simd, WithSimd};
 use std::time::Instant;
 
 /// `a^T b` with four partial sums of full vectors (the tail is ignored: the bench's
-/// lengths are multiples of 32) and a prefetch hint `ahead` f64s ahead (0: none).
-fn dot_hint(a: &[f64], b: &[f64], ahead: usize) -> f64 {
+/// lengths are multiples of 32), a prefetch hint `ahead` f64s ahead (0: none), and
+/// fused multiply-adds unless `fma` is false.
+fn dot_hint(a: &[f64], b: &[f64], ahead: usize, fma: bool) -> f64 {
     struct K<'a> {
         a: &'a [f64],
         b: &'a [f64],
         ahead: usize,
+        fma: bool,
     }
     impl WithSimd for K<'_> {
         type Output = f64;
@@ -47,7 +55,11 @@ fn dot_hint(a: &[f64], b: &[f64], ahead: usize) -> f64 {
                     }
                 }
                 for u in 0..4 {
-                    acc[u] = s.mul_add_e_f64s(ah[i + u], bh[i + u], acc[u]);
+                    acc[u] = if self.fma {
+                        s.mul_add_e_f64s(ah[i + u], bh[i + u], acc[u])
+                    } else {
+                        s.add_f64s(acc[u], s.mul_f64s(ah[i + u], bh[i + u]))
+                    };
                 }
                 i += 4;
             }
@@ -55,7 +67,7 @@ fn dot_hint(a: &[f64], b: &[f64], ahead: usize) -> f64 {
             s.reduce_sum_f64s(t)
         }
     }
-    dp_models::simd::arch().dispatch(K { a, b, ahead })
+    dp_models::simd::arch().dispatch(K { a, b, ahead, fma })
 }
 
 type Sweep<'a> = Box<dyn Fn() -> f64 + 'a>;
@@ -95,7 +107,23 @@ fn main() {
         let r = &r;
         sweeps.push((
             name,
-            Box::new(move || (0..p).map(|j| dot_hint(col(j), r, ahead)).sum()),
+            Box::new(move || (0..p).map(|j| dot_hint(col(j), r, ahead, true)).sum()),
+        ));
+    }
+    {
+        let r = &r;
+        sweeps.push((
+            "hint 1024 mul+add".into(),
+            Box::new(move || (0..p).map(|j| dot_hint(col(j), r, 1024, false)).sum()),
+        ));
+        let sq = dp_models::Squared::half();
+        sweeps.push((
+            "squared grad".into(),
+            Box::new(move || {
+                (0..p)
+                    .map(|j| sq.dense_col_grad_sum(col(j), r, None, None))
+                    .sum()
+            }),
         ));
     }
     sweeps.push((
@@ -127,7 +155,7 @@ fn main() {
         t.sort_by(f64::total_cmp);
         let med = t[t.len() / 2];
         println!(
-            "{name:12} median {:.3} ms  fastest {:.3} ms  {:.1} GB/s (median)",
+            "{name:17} median {:.3} ms  fastest {:.3} ms  {:.1} GB/s (median)",
             med * 1e3,
             t[0] * 1e3,
             bytes / med / 1e9
