@@ -546,6 +546,13 @@ where
             "cannot estimate the smoothness of an empty design".into(),
         ));
     }
+    if opts.neighbours != Neighbours::ReplaceOne {
+        return Err(ModelError::Unsupported(
+            "the private global smoothness beta is analysed under replace-one neighbours \
+             only; under add/remove give a public beta"
+                .into(),
+        ));
+    }
     let r = positive("row norm bound", row_norm_bound)?;
     let r2 = positive("squared row norm bound", r * r)?;
     if !(opts.floor_fraction.is_finite() && opts.floor_fraction > 0.0 && opts.floor_fraction <= 1.0)
@@ -612,6 +619,46 @@ pub struct SmoothnessBounds<'a> {
     pub row_norm_bound: Option<f64>,
 }
 
+/// The neighbouring relation a private estimate of the constants is analysed under,
+/// and the record count its mean is normalised by.
+///
+/// * [`Neighbours::ReplaceOne`] (the default): datasets of the same size `n` differing
+///   in one record; `n` is public under this relation and the mean is `(1/n) sum_i`.
+/// * [`Neighbours::AddRemove`]: one dataset is the other with one record added or
+///   removed. The true size is then private, so the mean is normalised by a **stated
+///   public count** `public_n` (the convention of Opacus, which divides by the expected
+///   batch size `q N`), never by the data's own size. With a public normaliser one
+///   record moves the sum by one row's term, half the replace-one sensitivity; with the
+///   true size of each neighbour (`S/n` against `(S + u)/(n + 1)`) the difference can
+///   be `2 ||u|| / (n + 1)` and nothing would be gained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Neighbours {
+    /// Replace one record; `n` (the design's size) public.
+    #[default]
+    ReplaceOne,
+    /// Add or remove one record; the mean is normalised by `public_n`.
+    AddRemove {
+        /// The record count stated as public (> 0), used instead of the data's size.
+        public_n: usize,
+    },
+}
+
+impl Neighbours {
+    /// The normaliser of the mean: the design's `n` under replace-one, `public_n`
+    /// under add/remove (an error if it is 0).
+    pub fn normaliser(self, n: usize) -> Result<usize> {
+        match self {
+            Neighbours::ReplaceOne => Ok(n),
+            Neighbours::AddRemove { public_n: 0 } => Err(ModelError::InvalidParameter {
+                name: "public_n",
+                value: 0.0,
+                expected: "the public record count of an add/remove estimate must be > 0",
+            }),
+            Neighbours::AddRemove { public_n } => Ok(public_n),
+        }
+    }
+}
+
 /// Options of [`private_coordinate_smoothness_bounded`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BoundedSmoothnessOptions {
@@ -624,6 +671,11 @@ pub struct BoundedSmoothnessOptions {
     /// estimates (see the function's *Upper bound* section). `None`: the unbiased
     /// estimate (then clamped). Default `Some(0.05)`. `beta` must be in (0, 1).
     pub failure_probability: Option<f64>,
+    /// The neighbouring relation of the release (default [`Neighbours::ReplaceOne`]);
+    /// under [`Neighbours::AddRemove`] the mean is normalised by the stated `public_n`
+    /// and the sensitivity is the add/remove one (see each function's *Privacy*).
+    /// [`private_global_smoothness`] supports replace-one only.
+    pub neighbours: Neighbours,
 }
 
 impl Default for BoundedSmoothnessOptions {
@@ -631,6 +683,7 @@ impl Default for BoundedSmoothnessOptions {
         Self {
             floor_fraction: 1e-6,
             failure_probability: Some(0.05),
+            neighbours: Neighbours::ReplaceOne,
         }
     }
 }
@@ -688,6 +741,7 @@ fn knapsack_units(caps: &[f64], r2: f64) -> f64 {
 /// u_ij  = min(c x_ij^2 s_i, c cap_j) / (c cap_j)   in [0, 1]
 /// y_j   = (1/n) sum_i u_ij + Lap(Delta / eps)
 /// Delta = min(2 K, p) / n,   K = max { sum_j u_j : u in [0,1]^p, sum_j u_j cap_j <= R^2 }
+///                           (add/remove, public count N: (1/N) sum_i, Delta = min(K, p) / N)
 /// M_j   = clamp(c cap_j y_j + k c cap_j Delta / eps,  floor_fraction c cap_j,  c cap_j)
 /// ```
 ///
@@ -700,7 +754,9 @@ fn knapsack_units(caps: &[f64], r2: f64) -> f64 {
 ///
 /// # Privacy
 ///
-/// *Neighbouring relation*: replace-one (`n` fixed and public), as in DP-CD.
+/// *Neighbouring relation*: replace-one (`n` fixed and public), as in DP-CD, by
+/// default; add/remove with `opts.neighbours = Neighbours::AddRemove { public_n }`
+/// (see the last paragraph).
 /// *Precondition*: none on the data; the bounds are public (chosen without looking at
 /// the data, or charged separately). Row clipping (`s_i`) and the per-coordinate cap
 /// enforce them, so rows that violate them change the estimate's accuracy, not the
@@ -718,6 +774,15 @@ fn knapsack_units(caps: &[f64], r2: f64) -> f64 {
 /// post-processing (Prop. 2.1). The charged epsilon is the Laplace privacy map of that
 /// scale and sensitivity, rounded up. The sampler is a floating-point idealisation of
 /// Laplace noise (Mironov 2012); see `dp_accounting::mechanisms`.
+///
+/// *Add/remove* ([`Neighbours::AddRemove`]): the mean is `y = (1/N) sum_i u_i` with the
+/// stated public `N` (never the data's size), and the sensitivity is
+/// `Delta = min(K, p) / N`. *Proof*: adding or removing row `i` moves `y` by `u_i / N`,
+/// and `||u_i||_1 <= min(K, p)` (`u_i` is in `U`, and has `p` entries in `[0, 1]`).
+/// The rest of the argument is unchanged. With a row-norm bound alone (`K = 1`) this is
+/// half the replace-one `2 / n`; with per-feature bounds alone (`K >= p`) both are
+/// `p / n`. The estimate is then of `(N_true / N) m_j`, which is `m_j` when the stated
+/// count is the true one.
 ///
 /// *Upper bound* (what the step sizes `1/M_j` need): let `m_j = (1/n) sum_i min(c x_ij^2
 /// s_i, c cap_j)` be the clipped mean (equal to the true `M_j = (c/n) sum_i x_ij^2`
@@ -804,7 +869,12 @@ where
     let ceilings: Vec<f64> = caps.iter().map(|cap| c * cap).collect();
     check_positive("smoothness ceiling c cap_j", &ceilings)?;
     let units = knapsack_units(&caps, r2).min(p as f64);
-    let delta = positive("sensitivity", (2.0 * units).min(p as f64) / n as f64)?;
+    let delta = match opts.neighbours {
+        Neighbours::ReplaceOne => positive("sensitivity", (2.0 * units).min(p as f64) / n as f64)?,
+        Neighbours::AddRemove { .. } => {
+            positive("sensitivity", units / opts.neighbours.normaliser(n)? as f64)?
+        }
+    };
     let eps = epsilon.get();
     let scale = positive("Laplace scale", delta / eps)?;
     let charged = laplace_epsilon(Sensitivity::new(delta, Norm::L1)?, scale)?;
@@ -815,7 +885,12 @@ where
         label: "private coordinate smoothness M_j (bounded rows, one L1 Laplace release)".into(),
     })?;
     // Row clipping factors (one pass over the rows, outside the per-coordinate loop).
-    let units = clipped_unit_means(x, &caps, &row_clip_factors(x, r2));
+    let units = clipped_unit_means(
+        x,
+        &caps,
+        &row_clip_factors(x, r2),
+        opts.neighbours.normaliser(n)?,
+    );
     let noise = Laplace::new(scale)?;
     let mut estimates = Vec::with_capacity(p);
     let mut laplace_scales = Vec::with_capacity(p);
@@ -948,10 +1023,15 @@ fn row_clip_factors<D: Design>(x: &D, r2: f64) -> Vec<RowClip> {
 }
 
 /// The query of [`private_coordinate_smoothness_bounded`] without noise:
-/// `(1/n) sum_i min(x_ij^2 s_i, cap_j) / cap_j` for every `j` (`rows` empty: no row
-/// clipping).
-fn clipped_unit_means<D: Design>(x: &D, caps: &[f64], rows: &[RowClip]) -> Vec<f64> {
-    let n = x.n_samples() as f64;
+/// `(1/N) sum_i min(x_ij^2 s_i, cap_j) / cap_j` for every `j` (`rows` empty: no row
+/// clipping; `N` = `normaliser`, the design's `n` under replace-one).
+fn clipped_unit_means<D: Design>(
+    x: &D,
+    caps: &[f64],
+    rows: &[RowClip],
+    normaliser: usize,
+) -> Vec<f64> {
+    let n = normaliser as f64;
     caps.iter()
         .enumerate()
         .map(|(j, &cap)| {
@@ -967,10 +1047,16 @@ fn clipped_unit_means<D: Design>(x: &D, caps: &[f64], rows: &[RowClip]) -> Vec<f
 }
 
 /// The query of [`private_coordinate_smoothness_gaussian`] without noise:
-/// `(1/n) sum_i min(c x_ij^2 s_i, c cap_j)` for every `j` (`rows` empty: no row
-/// clipping).
-fn clipped_square_means<D: Design>(c: f64, x: &D, caps: &[f64], rows: &[RowClip]) -> Vec<f64> {
-    let n = x.n_samples() as f64;
+/// `(1/N) sum_i min(c x_ij^2 s_i, c cap_j)` for every `j` (`rows` empty: no row
+/// clipping; `N` = `normaliser`, the design's `n` under replace-one).
+fn clipped_square_means<D: Design>(
+    c: f64,
+    x: &D,
+    caps: &[f64],
+    rows: &[RowClip],
+    normaliser: usize,
+) -> Vec<f64> {
+    let n = normaliser as f64;
     caps.iter()
         .enumerate()
         .map(|(j, &cap)| {
@@ -995,7 +1081,8 @@ pub struct GaussianSmoothness {
     /// `V = c min(R^2, ||cap||_2)`: the bound on the L2 norm of one row's vector
     /// `(min(c x_ij^2 s_i, c cap_j))_j`.
     pub row_vector_bound: f64,
-    /// `Delta_2 = sqrt(2) V / n`: the replace-one L2 sensitivity of the mean vector.
+    /// The L2 sensitivity of the mean vector: `Delta_2 = sqrt(2) V / n` under
+    /// replace-one, `V / N` under add/remove with the public count `N`.
     pub l2_sensitivity: f64,
     /// Noise multiplier `z` charged (one Gaussian release).
     pub noise_multiplier: f64,
@@ -1017,7 +1104,7 @@ pub struct GaussianSmoothness {
 /// cap_j = min(b_j^2, R^2)                  (a missing bound is omitted)
 /// s_i   = min(1, R^2 / ||x_i||^2)          (row clipping to norm R; 1 without R)
 /// v_ij  = min(c x_ij^2 s_i, c cap_j)       in [0, c cap_j]
-/// V     = c min(R^2, ||cap||_2),   Delta_2 = sqrt(2) V / n
+/// V     = c min(R^2, ||cap||_2),   Delta_2 = sqrt(2) V / n   (add/remove: V / N)
 /// M_j   = clamp((1/n) sum_i v_ij + N(0, (z Delta_2)^2) + k z Delta_2,
 ///               floor_fraction c cap_j,  c cap_j)
 /// ```
@@ -1035,7 +1122,9 @@ pub struct GaussianSmoothness {
 ///
 /// # Privacy
 ///
-/// *Neighbouring relation*: replace-one (`n` fixed and public), as in DP-CD.
+/// *Neighbouring relation*: replace-one (`n` fixed and public), as in DP-CD, by
+/// default; add/remove with `opts.neighbours = Neighbours::AddRemove { public_n }`
+/// (see the next paragraph but one).
 /// *Precondition*: none on the data; the bounds and `z` are public (chosen without
 /// looking at the data). Row clipping (`s_i`) and the per-coordinate cap enforce the
 /// bounds, so rows that violate them change the estimate's accuracy, not the guarantee.
@@ -1052,6 +1141,14 @@ pub struct GaussianSmoothness {
 /// The shift, floor and ceiling are coordinate-wise functions of the noisy vector and
 /// public constants: post-processing. The sampler is a floating-point idealisation of
 /// Gaussian noise (see `dp_accounting::mechanisms`).
+///
+/// *Add/remove* ([`Neighbours::AddRemove`]): the mean is `(1/N) sum_i v_i` with the
+/// stated public `N` (never the data's size), and `Delta_2 = V / N`. *Proof*: adding or
+/// removing row `i` moves the mean by `v_i / N`, of L2 norm at most `V / N` (the bound
+/// on `||v_i||_2` above); no difference of two rows is involved, so the `sqrt(2)` of
+/// replace-one goes. The noise `N(0, (z Delta_2)^2)` is again the Gaussian mechanism of
+/// multiplier `z` for this relation; the rest is unchanged. The estimate is of
+/// `(N_true / N) m_j`, which is `m_j` when the stated count is the true one.
 ///
 /// *Upper bound* (what the step sizes `1/M_j` need): let `m_j = (1/n) sum_i v_ij` (the
 /// true `M_j` when the rows satisfy the bounds). Before clamping the estimate is
@@ -1137,10 +1234,16 @@ where
     check_positive("smoothness ceiling c cap_j", &ceilings)?;
     let cap_l2 = caps.iter().map(|v| v * v).sum::<f64>().sqrt();
     let row_vector_bound = positive("row vector bound V", c * r2.min(cap_l2))?;
-    let l2_sensitivity = positive(
-        "L2 sensitivity",
-        std::f64::consts::SQRT_2 * row_vector_bound / n as f64,
-    )?;
+    let l2_sensitivity = match opts.neighbours {
+        Neighbours::ReplaceOne => positive(
+            "L2 sensitivity",
+            std::f64::consts::SQRT_2 * row_vector_bound / n as f64,
+        )?,
+        Neighbours::AddRemove { .. } => positive(
+            "L2 sensitivity",
+            row_vector_bound / opts.neighbours.normaliser(n)? as f64,
+        )?,
+    };
     let noise_std = positive("noise standard deviation", z * l2_sensitivity)?;
     // Charge first: if the budget refuses, nothing is computed from the data.
     ledger.charge(Charge::Gaussian {
@@ -1148,7 +1251,7 @@ where
         count: 1,
     })?;
     let row_scale = row_clip_factors(x, r2);
-    let means = clipped_square_means(c, x, &caps, &row_scale);
+    let means = clipped_square_means(c, x, &caps, &row_scale, opts.neighbours.normaliser(n)?);
     let noise = Gaussian::new(noise_std)?;
     let mut estimates = Vec::with_capacity(p);
     let (mut floored, mut ceiled) = (0, 0);
@@ -1536,6 +1639,7 @@ mod tests {
             let opts = BoundedSmoothnessOptions {
                 floor_fraction: 1e-9,
                 failure_probability: Some(0.1),
+                neighbours: Neighbours::ReplaceOne,
             };
             let mut ledger = Ledger::new();
             let got = private_global_smoothness(
@@ -1607,6 +1711,7 @@ mod tests {
             let opts = BoundedSmoothnessOptions {
                 floor_fraction: 1e-9,
                 failure_probability: None,
+                neighbours: Neighbours::ReplaceOne,
             };
             let b = SmoothnessBounds {
                 feature_bounds: None,
@@ -1690,6 +1795,7 @@ mod tests {
             let opts = BoundedSmoothnessOptions {
                 floor_fraction: 1e-12,
                 failure_probability: None,
+                neighbours: Neighbours::ReplaceOne,
             };
             let mut tightest = 0.0f64;
             for t in 0..300 {
@@ -1748,6 +1854,7 @@ mod tests {
             let opts = BoundedSmoothnessOptions {
                 floor_fraction: 1e-9,
                 failure_probability: Some(0.2),
+                neighbours: Neighbours::ReplaceOne,
             };
             let runs = 4000;
             let mut misses = 0;
@@ -1887,7 +1994,7 @@ mod tests {
                 Some(f) => f.iter().map(|v| (v * v).min(r2)).collect(),
                 None => vec![r2; x.n_features()],
             };
-            clipped_square_means(0.25, x, &caps, &row_clip_factors(x, r2))
+            clipped_square_means(0.25, x, &caps, &row_clip_factors(x, r2), x.n_samples())
         }
 
         fn l2(a: &[f64], b: &[f64]) -> f64 {
@@ -1905,6 +2012,7 @@ mod tests {
             let opts = BoundedSmoothnessOptions {
                 floor_fraction: 1e-9,
                 failure_probability: None,
+                neighbours: Neighbours::ReplaceOne,
             };
             let mut rng = ChaCha20Rng::seed_from_u64(3);
             for &(n, p) in &[(5usize, 3usize), (7, 40), (4, 200)] {
@@ -1995,8 +2103,8 @@ mod tests {
             let x = DenseDesign::from_row_major(n, p, &base).unwrap();
             let r2 = 1.0;
             let caps = vec![r2; p];
-            let unit0 = clipped_unit_means(&x, &caps, &row_clip_factors(&x, r2));
-            let sq0 = clipped_square_means(0.25, &x, &caps, &row_clip_factors(&x, r2));
+            let unit0 = clipped_unit_means(&x, &caps, &row_clip_factors(&x, r2), n);
+            let sq0 = clipped_square_means(0.25, &x, &caps, &row_clip_factors(&x, r2), n);
             for wild in [
                 vec![1e200; p],
                 vec![-1e300, 1e300, 0.0, 1e-300, f64::MAX, 5.0],
@@ -2011,11 +2119,11 @@ mod tests {
                 x1.for_each_in_row(0, |_, v| norm2 += f1[0].square(v));
                 assert!(norm2 <= r2 * (1.0 + 1e-12), "{wild:?}: {norm2}");
                 // Laplace query: L1 sensitivity 2K / n with K = 1 (row bound only).
-                let unit1 = clipped_unit_means(&x1, &caps, &f1);
+                let unit1 = clipped_unit_means(&x1, &caps, &f1, n);
                 let l1: f64 = unit0.iter().zip(&unit1).map(|(a, b)| (a - b).abs()).sum();
                 assert!(l1 <= 2.0 / n as f64 * (1.0 + 1e-12), "{wild:?}: {l1}");
                 // Gaussian query: L2 sensitivity sqrt(2) c R^2 / n.
-                let sq1 = clipped_square_means(0.25, &x1, &caps, &f1);
+                let sq1 = clipped_square_means(0.25, &x1, &caps, &f1, n);
                 let d = l2(&sq0, &sq1);
                 assert!(
                     d <= std::f64::consts::SQRT_2 * 0.25 * r2 / n as f64 * (1.0 + 1e-12),
@@ -2040,6 +2148,7 @@ mod tests {
             let opts = BoundedSmoothnessOptions {
                 floor_fraction: 1e-9,
                 failure_probability: None,
+                neighbours: Neighbours::ReplaceOne,
             };
             let beta = |rows: &[f64]| {
                 let x = DenseDesign::from_row_major(n, p, rows).unwrap();
@@ -2091,6 +2200,7 @@ mod tests {
             let opts = BoundedSmoothnessOptions {
                 floor_fraction: 1e-12,
                 failure_probability: None,
+                neighbours: Neighbours::ReplaceOne,
             };
             let q = query(&x, b);
             let z = 0.5;
@@ -2131,6 +2241,7 @@ mod tests {
             let opts = BoundedSmoothnessOptions {
                 floor_fraction: 1e-12,
                 failure_probability: Some(beta),
+                neighbours: Neighbours::ReplaceOne,
             };
             let q = query(&x, b);
             let k = gaussian_tail_shift(beta / p as f64);
@@ -2252,6 +2363,198 @@ mod tests {
             )
             .unwrap();
             assert_eq!(a, b);
+        }
+    }
+
+    /// The add/remove releases: sensitivities derived and checked by brute force on
+    /// neighbours that differ by one (adversarial) row, with the mean normalised by the
+    /// public count.
+    mod add_remove {
+        use super::*;
+        use rand::{Rng, SeedableRng};
+        use rand_chacha::ChaCha20Rng;
+
+        fn opts(neighbours: Neighbours) -> BoundedSmoothnessOptions {
+            BoundedSmoothnessOptions {
+                floor_fraction: 1e-9,
+                failure_probability: None,
+                neighbours,
+            }
+        }
+
+        fn caps(b: SmoothnessBounds<'_>, p: usize) -> (Vec<f64>, f64) {
+            let r2 = b.row_norm_bound.map_or(f64::INFINITY, |r| r * r);
+            let caps = match b.feature_bounds {
+                Some(f) => f.iter().map(|v| (v * v).min(r2)).collect(),
+                None => vec![r2; p],
+            };
+            (caps, r2)
+        }
+
+        #[test]
+        fn sensitivities_are_the_add_remove_ones_and_hold_by_brute_force() {
+            let mut rng = ChaCha20Rng::seed_from_u64(8);
+            for &(n, p) in &[(5usize, 3usize), (6, 30)] {
+                let big_n = n + 2; // the stated count need not be the true one
+                let fb = vec![0.7; p];
+                for b in [
+                    SmoothnessBounds {
+                        feature_bounds: None,
+                        row_norm_bound: Some(1.0),
+                    },
+                    SmoothnessBounds {
+                        feature_bounds: Some(&fb),
+                        row_norm_bound: Some(1.0),
+                    },
+                ] {
+                    let base: Vec<f64> = (0..n * p).map(|_| rng.random_range(-1.0..1.0)).collect();
+                    let x = DenseDesign::from_row_major(n, p, &base).unwrap();
+                    let ar = opts(Neighbours::AddRemove { public_n: big_n });
+                    let g = private_coordinate_smoothness_gaussian(
+                        &Logistic,
+                        &x,
+                        b,
+                        1.0,
+                        &ar,
+                        &mut rng,
+                        &mut Ledger::new(),
+                    )
+                    .unwrap();
+                    let g1 = private_coordinate_smoothness_gaussian(
+                        &Logistic,
+                        &x,
+                        b,
+                        1.0,
+                        &opts(Neighbours::ReplaceOne),
+                        &mut rng,
+                        &mut Ledger::new(),
+                    )
+                    .unwrap();
+                    // V / N against sqrt(2) V / n: the same V.
+                    assert_eq!(g.row_vector_bound, g1.row_vector_bound);
+                    assert_eq!(g.l2_sensitivity, g.row_vector_bound / big_n as f64);
+                    let l = private_coordinate_smoothness_bounded(
+                        &Logistic,
+                        &x,
+                        b,
+                        Epsilon::new(1.0).unwrap(),
+                        &ar,
+                        &mut rng,
+                        &mut Ledger::new(),
+                    )
+                    .unwrap();
+                    let l1 = private_coordinate_smoothness_bounded(
+                        &Logistic,
+                        &x,
+                        b,
+                        Epsilon::new(1.0).unwrap(),
+                        &opts(Neighbours::ReplaceOne),
+                        &mut rng,
+                        &mut Ledger::new(),
+                    )
+                    .unwrap();
+                    let (cp, r2) = caps(b, p);
+                    let k = knapsack_units(&cp, r2).min(p as f64);
+                    assert_eq!(l.normalised_sensitivity, k / big_n as f64);
+                    if b.feature_bounds.is_none() {
+                        // Row bound alone: K = 1, half the replace-one 2 / n.
+                        assert_eq!(k, 1.0);
+                        assert_eq!(l1.normalised_sensitivity, 2.0 / n as f64);
+                    }
+                    // Brute force: remove each row, or add an adversarial one.
+                    let q = |rows: &[f64], m: usize| {
+                        let x = DenseDesign::from_row_major(m, p, rows).unwrap();
+                        let f = row_clip_factors(&x, r2);
+                        (
+                            clipped_unit_means(&x, &cp, &f, big_n),
+                            clipped_square_means(0.25, &x, &cp, &f, big_n),
+                        )
+                    };
+                    let (u0, v0) = q(&base, n);
+                    let mut neighbours: Vec<(Vec<f64>, usize)> = (0..n)
+                        .map(|i| {
+                            let mut r = base.clone();
+                            r.drain(i * p..(i + 1) * p);
+                            (r, n - 1)
+                        })
+                        .collect();
+                    let mut one_hot = vec![0.0; p];
+                    one_hot[p - 1] = 1.0;
+                    for extra in [
+                        vec![1e200; p],
+                        vec![1.0 / (p as f64).sqrt(); p],
+                        one_hot,
+                        (0..p).map(|_| rng.random_range(-3.0..3.0)).collect(),
+                    ] {
+                        let mut r = base.clone();
+                        r.extend_from_slice(&extra);
+                        neighbours.push((r, n + 1));
+                    }
+                    let (mut worst1, mut worst2) = (0.0f64, 0.0f64);
+                    for (rows, m) in &neighbours {
+                        let (u1, v1) = q(rows, *m);
+                        let d1: f64 = u0.iter().zip(&u1).map(|(a, b)| (a - b).abs()).sum();
+                        let d2 = v0
+                            .iter()
+                            .zip(&v1)
+                            .map(|(a, b)| (a - b) * (a - b))
+                            .sum::<f64>()
+                            .sqrt();
+                        assert!(d1 <= l.normalised_sensitivity * (1.0 + 1e-12), "{d1}");
+                        assert!(d2 <= g.l2_sensitivity * (1.0 + 1e-12), "{d2}");
+                        worst1 = worst1.max(d1);
+                        worst2 = worst2.max(d2);
+                    }
+                    if b.feature_bounds.is_none() {
+                        // A one-hot row at the bound attains both.
+                        assert!((worst1 - l.normalised_sensitivity).abs() < 1e-15);
+                        assert!((worst2 - g.l2_sensitivity).abs() < 1e-15);
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn a_public_count_of_zero_and_the_global_estimate_are_refused_before_charging() {
+            let x = DenseDesign::from_row_major(2, 2, &[0.5, 0.5, 0.1, 0.0]).unwrap();
+            let b = SmoothnessBounds {
+                feature_bounds: None,
+                row_norm_bound: Some(1.0),
+            };
+            let zero = opts(Neighbours::AddRemove { public_n: 0 });
+            let mut ledger = Ledger::new();
+            let mut rng = ChaCha20Rng::seed_from_u64(1);
+            assert!(private_coordinate_smoothness_gaussian(
+                &Logistic,
+                &x,
+                b,
+                1.0,
+                &zero,
+                &mut rng,
+                &mut ledger
+            )
+            .is_err());
+            assert!(private_coordinate_smoothness_bounded(
+                &Logistic,
+                &x,
+                b,
+                Epsilon::new(1.0).unwrap(),
+                &zero,
+                &mut rng,
+                &mut ledger
+            )
+            .is_err());
+            assert!(private_global_smoothness(
+                &Logistic,
+                &x,
+                1.0,
+                Epsilon::new(1.0).unwrap(),
+                &opts(Neighbours::AddRemove { public_n: 2 }),
+                &mut rng,
+                &mut ledger
+            )
+            .is_err());
+            assert!(ledger.entries().is_empty());
         }
     }
 }

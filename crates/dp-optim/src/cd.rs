@@ -37,6 +37,9 @@ pub(crate) struct CdProblem<'a, D, L: ?Sized, P: ?Sized> {
     /// Pieces each step's sweep is split into (1: one sweep on the calling thread;
     /// see [`ColumnKernels::step_grad_sum_chunked`]).
     pub chunks: usize,
+    /// `1 / N`, the normaliser of the gradient sum: `1 / n` (the data's size) for CD and
+    /// DP-CD under replace-one, `1 / public_n` for DP-CD under add/remove.
+    pub inv_n: f64,
 }
 
 /// Runs Algorithm 1's loops from the state `(w, z = X w)` and leaves `z = X w` of the
@@ -61,7 +64,7 @@ where
     R: Rng + ?Sized,
 {
     let p = w.len();
-    let inv_n = 1.0 / prob.y.len() as f64;
+    let inv_n = prob.inv_n;
     let mut zero_steps = 0u64;
     let mut selector = CoordinateSelector::new(order, p);
     // For a loss of z - y (squared, Huber) keep the residual r = X w - y in `z`: the
@@ -370,6 +373,7 @@ impl<D: ColumnKernels, L: Loss, P: Penalty> Solver<D> for Cd<L, P> {
             penalty: &self.penalty,
             steps: &steps,
             chunks: self.chunks,
+            inv_n: 1.0 / data.n_samples() as f64,
         };
         let zero_steps = run_cd(
             &prob,

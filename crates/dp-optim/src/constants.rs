@@ -20,7 +20,7 @@ use dp_accounting::Epsilon;
 use dp_models::constants::{
     coordinate_smoothness, global_smoothness, private_coordinate_smoothness_bounded,
     private_coordinate_smoothness_gaussian, private_coordinate_smoothness_with,
-    private_global_smoothness, BoundedSmoothnessOptions, PrivateSmoothnessOptions,
+    private_global_smoothness, BoundedSmoothnessOptions, Neighbours, PrivateSmoothnessOptions,
     SmoothnessBounds, Tagged,
 };
 use dp_models::{Design, Loss};
@@ -375,6 +375,24 @@ pub(crate) fn resolve_for_twin<D: Design, L: Loss + ?Sized>(
     }
 }
 
+/// Under add/remove, refuses an input whose privacy was paid before the fit (`cost`
+/// is its pure epsilon, NaN for a Gaussian release): its [`Provenance`] records a cost
+/// but not the neighbouring relation it was analysed under, and a replace-one guarantee
+/// is not an add/remove one (releasing `n` is replace-one private for free).
+///
+/// [`Provenance`]: dp_models::constants::Provenance
+fn refuse_pre_spent_under_add_remove(neighbours: Neighbours, cost: f64, what: &str) -> Result<()> {
+    if neighbours != Neighbours::ReplaceOne && cost != 0.0 {
+        return Err(OptimError::Unsupported(format!(
+            "under add/remove the {what} cannot be privately estimated before the fit: their \
+             provenance records a cost but not the neighbouring relation it holds under; give \
+             public {what}, or let the fit estimate the M_j (Smoothness::PrivateBounded or \
+             Smoothness::PrivateGaussian)"
+        )));
+    }
+    Ok(())
+}
+
 /// The constants a private fit will use, and what they cost.
 pub(crate) struct ResolvedSmoothness {
     /// The constants with their provenance (already checked against the opt-in).
@@ -405,12 +423,20 @@ pub(crate) struct ResolvedSmoothness {
 ///
 /// The returned `spent` is what was charged, so that the optimisation's budget
 /// (`remaining_epsilon(target, spent)`) plus `spent` never exceeds the target.
+///
+/// Under add/remove (`neighbours`, DP-CD only) `PrivateBounded` is released with its
+/// add/remove sensitivity and the stated public count (proof at
+/// `dp_models::constants::private_coordinate_smoothness_bounded`); `Private` (analysed
+/// under replace-one only) and inputs privately estimated before the fit are refused
+/// before anything is charged.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
     source: &Smoothness,
     loss: &L,
     x: &D,
     target_epsilon: f64,
     allow_non_private: bool,
+    neighbours: Neighbours,
     rng: &mut ChaCha20Rng,
     ledger: &mut Ledger,
 ) -> Result<ResolvedSmoothness> {
@@ -423,6 +449,11 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
             gaussian: false,
         },
         Smoothness::Given(t) => {
+            refuse_pre_spent_under_add_remove(
+                neighbours,
+                pre_spent_epsilon(&t.provenance),
+                "smoothness constants",
+            )?;
             let cost = charge_pre_spent(
                 ledger,
                 pre_spent_epsilon(&t.provenance),
@@ -434,6 +465,14 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
                 uses_non_private: !t.is_private(),
                 gaussian: false,
             }
+        }
+        Smoothness::Private { .. } if neighbours != Neighbours::ReplaceOne => {
+            return Err(OptimError::Unsupported(
+                "Smoothness::Private (the DP-CD paper's per-coordinate Laplace estimate) is \
+                 analysed under replace-one only; under add/remove use \
+                 Smoothness::PrivateBounded or Smoothness::PrivateGaussian"
+                    .into(),
+            ))
         }
         Smoothness::Private {
             feature_bounds,
@@ -506,6 +545,7 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
                 }
                 None => None,
             };
+            refuse_pre_spent_under_add_remove(neighbours, bound_cost, "row and feature bounds")?;
             let bound_cost = charge_pre_spent(ledger, bound_cost, "row and feature bounds")?;
             let budget_m = remaining_epsilon(
                 budget_fraction * target_epsilon,
@@ -522,6 +562,7 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
                 Epsilon::new(budget_m)?,
                 &BoundedSmoothnessOptions {
                     failure_probability: *failure_probability,
+                    neighbours,
                     ..BoundedSmoothnessOptions::default()
                 },
                 rng,
@@ -580,12 +621,16 @@ pub(crate) fn gaussian_smoothness_multiplier(
 /// delta to set its noise): the bounds' own pre-spent cost is charged first (pure DP),
 /// then the Gaussian release of `dp_models::constants::private_coordinate_smoothness_gaussian`
 /// (charged there before it reads the data; proof there). The caller must calibrate
-/// the optimisation on the whole ledger (`gaussian` is set).
+/// the optimisation on the whole ledger (`gaussian` is set). `neighbours`: the fit's
+/// relation and, under add/remove, the stated public count that normalises the
+/// estimates (see [`resolve_private`]; the Gaussian release's add/remove proof is at
+/// `dp_models::constants::private_coordinate_smoothness_gaussian`).
 pub(crate) fn resolve_private_any<D: Design, L: Loss + ?Sized>(
     source: &Smoothness,
     loss: &L,
     x: &D,
     privacy: &crate::privacy::CheckedPrivacy,
+    neighbours: Neighbours,
     rng: &mut ChaCha20Rng,
     ledger: &mut Ledger,
 ) -> Result<ResolvedSmoothness> {
@@ -597,7 +642,16 @@ pub(crate) fn resolve_private_any<D: Design, L: Loss + ?Sized>(
         failure_probability,
     } = source
     else {
-        return resolve_private(source, loss, x, privacy.epsilon.get(), allow, rng, ledger);
+        return resolve_private(
+            source,
+            loss,
+            x,
+            privacy.epsilon.get(),
+            allow,
+            neighbours,
+            rng,
+            ledger,
+        );
     };
     let p = x.n_features();
     let mut non_private = false;
@@ -625,6 +679,7 @@ pub(crate) fn resolve_private_any<D: Design, L: Loss + ?Sized>(
         }
         None => None,
     };
+    refuse_pre_spent_under_add_remove(neighbours, bound_cost, "row and feature bounds")?;
     let bound_cost = charge_pre_spent(ledger, bound_cost, "row and feature bounds")?;
     let z = gaussian_smoothness_multiplier(privacy, *budget_fraction)?;
     let released = private_coordinate_smoothness_gaussian(
@@ -637,6 +692,7 @@ pub(crate) fn resolve_private_any<D: Design, L: Loss + ?Sized>(
         z,
         &BoundedSmoothnessOptions {
             failure_probability: *failure_probability,
+            neighbours,
             ..BoundedSmoothnessOptions::default()
         },
         rng,

@@ -22,16 +22,17 @@ use dp_accounting::calibrate::{self, Plan, PlanMechanism};
 use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::mechanisms::Gaussian;
 use dp_accounting::NoiseMultiplier;
-use dp_models::constants::Provenance;
+use dp_models::constants::{Neighbours, Provenance};
 use dp_models::{Dataset, Loss, Penalty};
 use rand::{Rng, RngCore};
 
 pub use crate::constants::Smoothness;
 
-/// Builder of DP-CD. Required: `epsilon`, `delta`, `passes` (or `steps`), `clip`.
+/// Builder of DP-CD. Required: `epsilon`, `delta`, `passes` (or `steps`), `clip`; with
+/// [`Adjacency::AddRemove`] also `public_n`.
 ///
 /// ```
-/// use dp_optim::{DpCdParams, Accounting};
+/// use dp_optim::{Accounting, Adjacency, DpCdParams};
 /// use dp_models::{Squared, L1};
 /// let solver = DpCdParams::new(Squared::full(), L1::new(0.1).unwrap())
 ///     .epsilon(1.0)
@@ -42,7 +43,18 @@ pub use crate::constants::Smoothness;
 ///     .accounting(Accounting::Exact)
 ///     .build()
 ///     .unwrap();
-/// # let _ = solver;
+/// // Opacus' relation: one record added or removed. The number of records is then
+/// // private; the gradients are normalised by a stated public count instead.
+/// let add_remove = DpCdParams::new(Squared::full(), L1::new(0.1).unwrap())
+///     .epsilon(1.0)
+///     .delta(1e-6)
+///     .passes(10)
+///     .clip(1.0)
+///     .adjacency(Adjacency::AddRemove)
+///     .public_n(10_000)
+///     .build()
+///     .unwrap();
+/// # let _ = (solver, add_remove);
 /// ```
 #[derive(Debug, Clone)]
 pub struct DpCdParams<L, P> {
@@ -58,6 +70,8 @@ pub struct DpCdParams<L, P> {
     chunks: usize,
     smoothness: Smoothness,
     adaptive_clipping: Option<AdaptiveClipping>,
+    adjacency: Adjacency,
+    public_n: Option<usize>,
     w0: Option<Vec<f64>>,
 }
 
@@ -167,22 +181,27 @@ impl AdaptiveClipping {
 /// [`AdaptiveClipping`]), charged to `ledger` before anything is computed.
 ///
 /// # Privacy
-/// *Neighbouring relation:* replace-one (`n` public). *Preconditions:* `w0`, the
-/// quantile, the rounds, the multiplier and the range are public. *Claim:* the released
-/// thresholds are the post-processing of `rounds` adaptively composed Gaussian
-/// mechanisms of multiplier `z`, charged as `Charge::Gaussian { z, rounds }`.
+/// *Neighbouring relation:* replace-one (`normaliser` = `n`, public), or add/remove
+/// with `normaliser` = the stated public count `N`. *Preconditions:* `w0`, the
+/// quantile, the rounds, the multiplier, the range and `normaliser` are public.
+/// *Claim:* the released thresholds are the post-processing of `rounds` adaptively
+/// composed Gaussian mechanisms of multiplier `z`, charged as
+/// `Charge::Gaussian { z, rounds }`.
 /// *Proof:* in round `r` the thresholds `t_j` are functions of earlier noisy outputs and
-/// public values only. The released vector is `f_j = (1/n) sum_i 1[|g_ij| <= t_j] +
-/// N(0, (z sqrt(p) / n)^2)`; replacing one record changes each indicator sum by at most
-/// 1, so each `f_j` by at most `1/n` and the vector by at most `sqrt(p)/n` in L2: a
-/// Gaussian mechanism of multiplier `z` (Mironov 2017, Cor. 3; Dong, Roth & Su 2022,
-/// Thm 2.7). The rounds compose adaptively; the bisection update and the final
+/// public values only. The released vector is `f_j = (1/N) sum_i 1[|g_ij| <= t_j] +
+/// N(0, (z sqrt(p) / N)^2)`; replacing one record changes each indicator sum by at most
+/// 1, and so does adding or removing one (one indicator more or less), so each `f_j`
+/// moves by at most `1/N` and the vector by at most `sqrt(p)/N` in L2 under either
+/// relation: a Gaussian mechanism of multiplier `z` (Mironov 2017, Cor. 3; Dong, Roth &
+/// Su 2022, Thm 2.7). The rounds compose adaptively; the bisection update and the final
 /// thresholds are post-processing.
+#[allow(clippy::too_many_arguments)]
 fn private_clip_quantiles<D: ColumnKernels, L: Loss>(
     cfg: &AdaptiveClipping,
     z_search: f64,
     loss: &L,
     data: &Dataset<D>,
+    normaliser: usize,
     w0: &[f64],
     rng: &mut impl Rng,
     ledger: &mut Ledger,
@@ -197,11 +216,11 @@ fn private_clip_quantiles<D: ColumnKernels, L: Loss>(
         .zip(data.y())
         .map(|(&zi, &yi)| loss.derivative(zi, yi))
         .collect();
-    let noise = Gaussian::new(z_search * (p as f64).sqrt() / n as f64)?;
+    let noise = Gaussian::new(z_search * (p as f64).sqrt() / normaliser as f64)?;
     let (lo0, hi0) = (cfg.range.0.ln(), cfg.range.1.ln());
     let mut lo = vec![lo0; p];
     let mut hi = vec![hi0; p];
-    let inv_n = 1.0 / n as f64;
+    let inv_n = 1.0 / normaliser as f64;
     for _ in 0..cfg.rounds {
         for j in 0..p {
             let t = (0.5 * (lo[j] + hi[j])).exp();
@@ -246,6 +265,8 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             chunks: 1,
             smoothness: Smoothness::FromData,
             adaptive_clipping: None,
+            adjacency: Adjacency::ReplaceOne,
+            public_n: None,
             w0: None,
         }
     }
@@ -337,6 +358,38 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
         self.w0 = Some(w0);
         self
     }
+    /// The neighbouring relation of the guarantee (default [`Adjacency::ReplaceOne`]).
+    ///
+    /// Under [`Adjacency::AddRemove`] (Opacus' relation) the number of records is
+    /// private, so every release is normalised by the stated [`public_n`](Self::public_n)
+    /// `N` instead of the data's `n`: coordinate `j` releases
+    /// `(1/N) sum_i clip(grad_j, C_j) + N(0, sigma_j^2)`, whose sensitivity is `C_j / N`
+    /// (one record more or less moves the sum by one clipped term), half the
+    /// replace-one `2 C_j / n`; the same noise multiplier then gives half the noise.
+    /// Normalising by the true size would not halve it (`S/n` against
+    /// `(S + g)/(n + 1)` differ by up to `2 C_j / (n + 1)`). The privately estimated
+    /// `M_j` ([`Smoothness::PrivateBounded`], [`Smoothness::PrivateGaussian`]) and
+    /// adaptive clipping's quantiles are normalised by `N` too, with their add/remove
+    /// sensitivities; [`Smoothness::Private`] and constants or bounds privately
+    /// estimated before the fit are refused (their relation is not recorded).
+    ///
+    /// An add/remove guarantee at `epsilon` is a weaker promise than a replace-one
+    /// guarantee at the same `epsilon` (replacing a record is removing one and adding
+    /// one): compare it with guarantees under the same relation.
+    pub fn adjacency(mut self, adjacency: Adjacency) -> Self {
+        self.adjacency = adjacency;
+        self
+    }
+    /// The number of records stated as public (required under
+    /// [`Adjacency::AddRemove`], where the true `n` is private): every release, the
+    /// private `M_j` and the quantiles are normalised by it, never by the data's size.
+    /// A value far from the true size scales the gradient (as a wrong learning rate
+    /// would) but not the guarantee. Ignored under replace-one, where `n` is public by
+    /// definition.
+    pub fn public_n(mut self, n: usize) -> Self {
+        self.public_n = Some(n);
+        self
+    }
 
     /// Checks every data-independent parameter once.
     pub fn build(self) -> Result<DpCd<L, P>> {
@@ -370,6 +423,24 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             a.check()?;
         }
         positive_count("threads", self.chunks as u64)?;
+        let public_n = match self.adjacency {
+            Adjacency::ReplaceOne => None,
+            Adjacency::AddRemove => {
+                let n = self.public_n.ok_or(OptimError::Missing(
+                    "public_n (under add/remove the number of records is private: state a public one)",
+                ))?;
+                positive_count("public_n", n as u64)?;
+                if matches!(self.smoothness, Smoothness::Private { .. }) {
+                    return Err(OptimError::Unsupported(
+                        "Smoothness::Private (the DP-CD paper's per-coordinate Laplace \
+                         estimate) is analysed under replace-one only; under add/remove use \
+                         Smoothness::PrivateBounded or Smoothness::PrivateGaussian"
+                            .into(),
+                    ));
+                }
+                Some(n)
+            }
+        };
         Ok(DpCd {
             loss: self.loss,
             penalty: self.penalty,
@@ -383,6 +454,8 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             chunks: self.chunks,
             smoothness: self.smoothness,
             adaptive_clipping: self.adaptive_clipping,
+            adjacency: self.adjacency,
+            public_n,
             w0: self.w0,
         })
     }
@@ -404,6 +477,9 @@ pub struct DpCd<L, P> {
     chunks: usize,
     smoothness: Smoothness,
     adaptive_clipping: Option<AdaptiveClipping>,
+    adjacency: Adjacency,
+    /// The stated public count (add/remove only).
+    public_n: Option<usize>,
     w0: Option<Vec<f64>>,
 }
 
@@ -442,8 +518,11 @@ impl<L, P> DpCd<L, P> {
 impl<D: ColumnKernels, L: Loss, P: Penalty> Solver<D> for DpCd<L, P> {
     /// # Privacy
     ///
-    /// *Neighbouring relation:* replace-one — neighbouring datasets have the same size
-    /// `n` (public) and differ in one record. *Preconditions:* the step scale, `C`, the
+    /// *Neighbouring relation:* as set by [`DpCdParams::adjacency`]: replace-one (the
+    /// default) — neighbouring datasets have the same size `n` (public) and differ in
+    /// one record — or add/remove, with the stated public count `N`
+    /// ([`DpCdParams::public_n`]) in place of `n` everywhere (see the last paragraph).
+    /// *Preconditions:* the step scale, `C`, the
     /// number of passes, the averaging mode, the coordinate order and the initial point
     /// do not depend on the data; the `M_j` are public, privately estimated (charged),
     /// or computed from the data with the caller's explicit opt-in (then the guarantee
@@ -470,6 +549,20 @@ impl<D: ColumnKernels, L: Loss, P: Penalty> Solver<D> for DpCd<L, P> {
     /// before the optimisation's, the thresholds `C_j` are their post-processing (so
     /// the sensitivity `2 C_j / n` argument holds as is), and the multiplier `s` is
     /// calibrated on the whole ledger (`private_clip_quantiles`, `docs/privacy/dp-cd.md`).
+    ///
+    /// *Add/remove:* each release is `g_j = (1/N) sum_{i in D} clip(grad_j loss(theta;
+    /// d_i), C_j) + N(0, sigma_j^2)` with the public `N`; adding or removing one record
+    /// adds or removes one term in `[-C_j, C_j]`, so `g_j` moves by at most `C_j / N`,
+    /// and `sigma_j = s C_j / N` makes it a Gaussian mechanism of multiplier `s` under
+    /// this relation. The number of releases `T*K` depends on `p` and the passes only,
+    /// never on `n`. The composition, the calibration of `s` (the same search over the
+    /// same ledger: the accountants work in multipliers, whatever the relation) and the
+    /// post-processing are as above, so at the same target `s` is the same and the noise
+    /// is half the replace-one noise. The private `M_j` (`PrivateBounded`:
+    /// `min(K, p) / N` in L1; `PrivateGaussian`: `c min(R^2, ||cap||) / N` in L2) and the
+    /// quantile search (`sqrt(p) / N`) are normalised by `N` with their add/remove
+    /// sensitivities (proofs at `dp_models::constants` and `private_clip_quantiles`);
+    /// what is refused under add/remove is refused before anything is charged.
     fn fit_with_rng(&self, data: &Dataset<D>, rng: &mut dyn RngCore) -> Result<Fitted> {
         self.fit_inner(data, Streams::from_rng(rng), Switches::ON)
     }
@@ -486,7 +579,8 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
     /// fit's multiplier may differ from the preview's in the last digits).
     ///
     /// With [`adaptive_clipping`](DpCdParams::adaptive_clipping) the thresholds depend
-    /// on the data and there is no preview: an error says so.
+    /// on the data and there is no preview: an error says so. Under add/remove `n` is
+    /// ignored in favour of the stated `public_n`.
     pub fn plan(&self, n: usize, m: &[f64], provenance: Provenance) -> Result<DpCdPlan> {
         if self.adaptive_clipping.is_some() {
             return Err(OptimError::Unsupported(
@@ -522,6 +616,21 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             .map(|(plan, _)| plan)
     }
 
+    /// The number of records the releases are normalised by: `n` under replace-one,
+    /// the stated `public_n` under add/remove.
+    fn planned_n(&self, n: usize) -> usize {
+        self.public_n.unwrap_or(n)
+    }
+
+    /// The relation in the vocabulary of `dp_models::constants` (for the private
+    /// `M_j`), with the normaliser.
+    fn neighbours(&self) -> Neighbours {
+        match (self.adjacency, self.public_n) {
+            (Adjacency::AddRemove, Some(public_n)) => Neighbours::AddRemove { public_n },
+            _ => Neighbours::ReplaceOne,
+        }
+    }
+
     fn gaussian_plan(&self, releases: u64) -> Plan {
         Plan {
             mechanism: PlanMechanism::Gaussian,
@@ -548,6 +657,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         gaussian_prior: bool,
     ) -> Result<(DpCdPlan, LedgerCalibration)> {
         let whole = quantiles.is_some() || gaussian_prior;
+        let n = self.planned_n(n);
         let p = m.len();
         check_smoothness(m, p)?;
         let schedule = match self.steps {
@@ -596,7 +706,12 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
                     .into(),
             )
         })?;
-        let sensitivities: Vec<f64> = clip_thresholds.iter().map(|c| 2.0 * c / n as f64).collect();
+        // Replace-one: one record's clipped term changes by at most 2 C_j; add/remove: one
+        // term in [-C_j, C_j] appears or goes (see the Solver impl's # Privacy).
+        let sensitivities: Vec<f64> = match self.adjacency {
+            Adjacency::ReplaceOne => clip_thresholds.iter().map(|c| 2.0 * c / n as f64).collect(),
+            Adjacency::AddRemove => clip_thresholds.iter().map(|c| c / n as f64).collect(),
+        };
         let noise_std: Vec<f64> = sensitivities.iter().map(|d| s * d).collect();
         let step_sizes = m.iter().map(|mj| self.step_scale / mj).collect();
         let plan = DpCdPlan {
@@ -607,6 +722,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             schedule,
             coordinate_order: self.order,
             releases,
+            adjacency: self.adjacency,
             noise_multiplier: s,
             calibration,
             smoothness: m.to_vec(),
@@ -629,6 +745,8 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         let start = std::time::Instant::now();
         check_problem("DP-CD", data, &self.loss, &self.penalty, self.w0.as_deref())?;
         let (n, p) = (data.n_samples(), data.n_features());
+        // What the releases are normalised by (the data's n only under replace-one).
+        let planned_n = self.planned_n(n);
         let target = self.privacy.epsilon.get();
         let mut ledger = Ledger::new();
 
@@ -644,6 +762,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             &self.loss,
             data.x(),
             &self.privacy,
+            self.neighbours(),
             &mut streams.constants,
             &mut ledger,
         )?;
@@ -659,6 +778,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
                 cfg.noise_multiplier(&self.privacy)?,
                 &self.loss,
                 data,
+                planned_n,
                 &w,
                 &mut streams.constants,
                 &mut ledger,
@@ -685,7 +805,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             &calibrated,
             &self.privacy,
             self.privacy.accounting.for_gaussian(),
-            Adjacency::ReplaceOne,
+            self.adjacency,
         )?;
         let mechanisms = plan
             .noise_std
@@ -703,6 +823,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             penalty: &self.penalty,
             steps: &plan.step_sizes,
             chunks: self.chunks,
+            inv_n: 1.0 / planned_n as f64,
         };
         // The switches exist for the twin test only (crate-private): with noise and
         // clipping off this is exactly the non-private `Cd`.
@@ -757,7 +878,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
                 privacy: Some(PrivacyReport {
                     target_epsilon: target,
                     target_delta: self.privacy.delta.get(),
-                    n_samples: n,
+                    n_samples: planned_n,
                     plan: SolverPlan::DpCd(plan),
                     ledger,
                     guarantee,
@@ -809,8 +930,17 @@ mod adaptive_tests {
         let z = 0.5;
         let mut ledger = Ledger::new();
         let mut rng = ChaCha20Rng::seed_from_u64(3);
-        let q = private_clip_quantiles(&cfg, z, &Logistic, &d, &[0.0; 3], &mut rng, &mut ledger)
-            .unwrap();
+        let q = private_clip_quantiles(
+            &cfg,
+            z,
+            &Logistic,
+            &d,
+            4000,
+            &[0.0; 3],
+            &mut rng,
+            &mut ledger,
+        )
+        .unwrap();
         assert_eq!(ledger.entries(), &[cfg.charge(z)]);
         // Column 0: median of x/2 with x uniform on [0, 2) is 0.5 (noise std
         // 0.5 sqrt(3)/4000 = 2e-4 in the fraction: a relative error of a few 1e-4).
@@ -824,8 +954,17 @@ mod adaptive_tests {
             quantile: 0.95,
             ..cfg
         };
-        let q = private_clip_quantiles(&cfg95, z, &Logistic, &d, &[0.0; 3], &mut rng, &mut ledger)
-            .unwrap();
+        let q = private_clip_quantiles(
+            &cfg95,
+            z,
+            &Logistic,
+            &d,
+            4000,
+            &[0.0; 3],
+            &mut rng,
+            &mut ledger,
+        )
+        .unwrap();
         assert!((q[1] / 0.5 - 1.0).abs() < 0.01, "{}", q[1]);
     }
 
@@ -843,6 +982,7 @@ mod adaptive_tests {
             20.0,
             &Logistic,
             &d,
+            100,
             &[0.0; 3],
             &mut rng,
             &mut ledger
@@ -1066,5 +1206,244 @@ mod gaussian_constants_tests {
                 .build()
                 .is_err());
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::needless_range_loop)]
+mod add_remove_tests {
+    use super::*;
+    use crate::Accounting;
+    use dp_models::constants::{coordinate_smoothness, Tagged};
+    use dp_models::{DenseDesign, Logistic, L2};
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+
+    /// Rows of L2 norm <= 1 with imbalanced columns (so `|x_ij| <= 1`, `||x_i|| <= 1`).
+    fn data(n: usize, p: usize) -> Dataset<DenseDesign> {
+        let mut rng = ChaCha20Rng::seed_from_u64(17);
+        let x: Vec<f64> = (0..n * p)
+            .map(|k| rng.random_range(-1.0..1.0) / (((k % p) + 1) as f64 * (p as f64).sqrt()))
+            .collect();
+        let y = (0..n)
+            .map(|i| if x[i * p] > 0.0 { 1.0 } else { -1.0 })
+            .collect();
+        Dataset::new(DenseDesign::from_row_major(n, p, &x).unwrap(), y).unwrap()
+    }
+
+    fn params(smoothness: Smoothness) -> DpCdParams<Logistic, L2> {
+        DpCdParams::new(Logistic, L2::new(1e-4).unwrap())
+            .epsilon(1.0)
+            .delta(1e-6)
+            .passes(3)
+            .step_scale(0.5)
+            .clip(1.0)
+            .smoothness(smoothness)
+    }
+
+    #[test]
+    fn noise_is_half_the_replace_one_noise_at_the_same_budget() {
+        let (n, p) = (500, 4);
+        let d = data(n, p);
+        let public = Smoothness::Given(Tagged::public(vec![0.25; p]));
+        for accounting in [Accounting::Paper, Accounting::Exact] {
+            let ro = params(public.clone())
+                .accounting(accounting)
+                .build()
+                .unwrap();
+            let ar = params(public.clone())
+                .accounting(accounting)
+                .adjacency(Adjacency::AddRemove)
+                .public_n(n)
+                .build()
+                .unwrap();
+            let m = vec![0.25; p];
+            let (pr, pa) = (
+                ro.plan(n, &m, Provenance::PublicBound).unwrap(),
+                ar.plan(12_345, &m, Provenance::PublicBound).unwrap(), // n ignored
+            );
+            // The same multiplier (the calibration is in multiplier units), half the
+            // sensitivity and half the noise, exactly.
+            assert_eq!(pa.noise_multiplier, pr.noise_multiplier);
+            assert_eq!(pa.epsilon_optimisation, pr.epsilon_optimisation);
+            assert_eq!(pr.adjacency, Adjacency::ReplaceOne);
+            assert_eq!(pa.adjacency, Adjacency::AddRemove);
+            for j in 0..p {
+                assert_eq!(pr.sensitivities[j], 2.0 * pr.clip_thresholds[j] / n as f64);
+                assert_eq!(pa.sensitivities[j], pa.clip_thresholds[j] / n as f64);
+                assert_eq!(2.0 * pa.noise_std[j], pr.noise_std[j]);
+            }
+            // The fits: the same ledger and epsilon, the relation named.
+            let (fr, fa) = (ro.fit_seeded(&d, 3).unwrap(), ar.fit_seeded(&d, 3).unwrap());
+            let (rr, ra) = (fr.privacy().unwrap(), fa.privacy().unwrap());
+            assert_eq!(rr.ledger, ra.ledger);
+            assert_eq!(rr.guarantee.epsilon, ra.guarantee.epsilon);
+            assert!(ra.guarantee.epsilon <= 1.0);
+            assert_eq!(rr.guarantee.adjacency, Adjacency::ReplaceOne);
+            assert_eq!(ra.guarantee.adjacency, Adjacency::AddRemove);
+            let SolverPlan::DpCd(fitted) = &ra.plan else {
+                panic!()
+            };
+            assert_eq!(fitted, &pa);
+            assert_ne!(fr.model.coefficients, fa.model.coefficients);
+        }
+        // A stated count other than the data's: everything is normalised by it, and the
+        // report shows it, not the data's size.
+        let ar = params(public)
+            .adjacency(Adjacency::AddRemove)
+            .public_n(2 * n)
+            .build()
+            .unwrap();
+        let f = ar.fit_seeded(&d, 3).unwrap();
+        let r = f.privacy().unwrap();
+        assert_eq!(r.n_samples, 2 * n);
+        let SolverPlan::DpCd(plan) = &r.plan else {
+            panic!()
+        };
+        for j in 0..p {
+            assert_eq!(
+                plan.sensitivities[j],
+                plan.clip_thresholds[j] / (2 * n) as f64
+            );
+        }
+        assert!(!serde_json::to_string(&f.model)
+            .unwrap()
+            .contains(&format!("{n},")));
+    }
+
+    #[test]
+    fn private_constants_use_the_add_remove_sensitivity() {
+        // Same seed, so the same standard draws: M_j - m_j = (G_j + k) * noise scale,
+        // and the ratio replace-one / add-remove of that excess is the ratio of the
+        // sensitivities: sqrt(2) for the Gaussian (sqrt(2) V / n against V / n), 2 for
+        // the Laplace release with a row-norm bound (2 K / n against K / n, K = 1).
+        let (n, p) = (3000, 6);
+        let d = data(n, p);
+        let truth = coordinate_smoothness(&Logistic, d.x()).unwrap().value;
+        let bounds = (
+            Some(Tagged::public(vec![1.0; p])),
+            Some(Tagged::public(1.0)),
+        );
+        let cases = [
+            (
+                Smoothness::PrivateGaussian {
+                    feature_bounds: bounds.0.clone(),
+                    row_norm_bound: bounds.1.clone(),
+                    budget_fraction: 0.3,
+                    failure_probability: Some(0.05),
+                },
+                std::f64::consts::SQRT_2,
+            ),
+            (
+                Smoothness::PrivateBounded {
+                    feature_bounds: bounds.0.clone(),
+                    row_norm_bound: bounds.1.clone(),
+                    budget_fraction: 0.3,
+                    failure_probability: Some(0.05),
+                },
+                2.0,
+            ),
+        ];
+        for (smoothness, ratio) in cases {
+            let ro = params(smoothness.clone())
+                .accounting(Accounting::Exact)
+                .build()
+                .unwrap();
+            let ar = params(smoothness)
+                .accounting(Accounting::Exact)
+                .adjacency(Adjacency::AddRemove)
+                .public_n(n)
+                .build()
+                .unwrap();
+            let (fr, fa) = (ro.fit_seeded(&d, 8).unwrap(), ar.fit_seeded(&d, 8).unwrap());
+            let (rr, ra) = (fr.privacy().unwrap(), fa.privacy().unwrap());
+            // The same charges (the same mechanism in multiplier / epsilon units).
+            assert_eq!(rr.ledger, ra.ledger);
+            assert_eq!(ra.guarantee.adjacency, Adjacency::AddRemove);
+            let (SolverPlan::DpCd(pr), SolverPlan::DpCd(pa)) = (&rr.plan, &ra.plan) else {
+                panic!()
+            };
+            let mut checked = 0;
+            for j in 0..p {
+                let (mr, ma) = (pr.smoothness[j], pa.smoothness[j]);
+                let unclamped = |v: f64| v < 0.25 && v > 0.25e-6;
+                if unclamped(mr) && unclamped(ma) {
+                    let got = (mr - truth[j]) / (ma - truth[j]);
+                    assert!((got - ratio).abs() < 1e-6 * ratio, "{j}: {got} vs {ratio}");
+                    checked += 1;
+                }
+            }
+            assert!(checked >= p - 1, "{checked}");
+        }
+    }
+
+    #[test]
+    fn what_has_no_add_remove_analysis_is_refused_before_anything_is_charged() {
+        let d = data(200, 3);
+        let public = Smoothness::Given(Tagged::public(vec![0.25; 3]));
+        // No stated count.
+        assert!(matches!(
+            params(public.clone()).adjacency(Adjacency::AddRemove).build(),
+            Err(OptimError::Missing(m)) if m.contains("public_n")
+        ));
+        assert!(params(public.clone())
+            .adjacency(Adjacency::AddRemove)
+            .public_n(0)
+            .build()
+            .is_err());
+        // The paper's per-coordinate Laplace estimate (replace-one proof only).
+        assert!(params(Smoothness::private(Tagged::public(vec![1.0; 3])))
+            .adjacency(Adjacency::AddRemove)
+            .public_n(200)
+            .build()
+            .is_err());
+        // Constants or bounds paid for before the fit: their relation is unknown.
+        let pre = |v| Tagged {
+            value: v,
+            provenance: Provenance::PrivatelyEstimated { epsilon: 0.01 },
+        };
+        for s in [
+            Smoothness::Given(pre(vec![0.2; 3])),
+            Smoothness::PrivateGaussian {
+                feature_bounds: None,
+                row_norm_bound: Some(Tagged {
+                    value: 1.0,
+                    provenance: Provenance::PrivatelyEstimated { epsilon: 0.01 },
+                }),
+                budget_fraction: 0.1,
+                failure_probability: None,
+            },
+            Smoothness::PrivateBounded {
+                feature_bounds: Some(pre(vec![1.0; 3])),
+                row_norm_bound: None,
+                budget_fraction: 0.1,
+                failure_probability: None,
+            },
+        ] {
+            let solver = params(s.clone())
+                .adjacency(Adjacency::AddRemove)
+                .public_n(200)
+                .build()
+                .unwrap();
+            assert!(
+                matches!(solver.fit_seeded(&d, 1), Err(OptimError::Unsupported(m)) if m.contains("add/remove")),
+                "{s:?}"
+            );
+            // Under replace-one the same inputs are accepted (their cost is charged).
+            let ok = params(s.clone()).build().unwrap().fit_seeded(&d, 1);
+            assert!(ok.is_ok(), "{s:?}: {:?}", ok.err());
+        }
+        // Adaptive clipping has an add/remove analysis (sqrt(p) / N): it runs, charged.
+        let f = params(public)
+            .adjacency(Adjacency::AddRemove)
+            .public_n(200)
+            .adaptive_clipping(Some(AdaptiveClipping::default()))
+            .build()
+            .unwrap()
+            .fit_seeded(&d, 2)
+            .unwrap();
+        let r = f.privacy().unwrap();
+        assert_eq!(r.guarantee.adjacency, Adjacency::AddRemove);
+        assert_eq!(r.ledger.entries().len(), 2);
     }
 }

@@ -582,6 +582,7 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                     x,
                     self.privacy.epsilon.get(),
                     self.privacy.allow_non_private_constants,
+                    dp_models::constants::Neighbours::ReplaceOne,
                     &mut constants_rng,
                     &mut prior,
                 )?;

@@ -34,7 +34,11 @@ pub struct DpCdPlan {
     pub coordinate_order: CoordinateOrder,
     /// Number of Gaussian coordinate releases, `T * K`.
     pub releases: u64,
-    /// Noise multiplier `s` (noise std of release `j` = `s * 2 C_j / n`).
+    /// The neighbouring relation the sensitivities are for (absent in older reports =
+    /// replace-one). Under add/remove `n` below is the stated public count.
+    #[serde(default)]
+    pub adjacency: Adjacency,
+    /// Noise multiplier `s` (noise std of release `j` = `s` times its sensitivity).
     pub noise_multiplier: f64,
     /// The calibration returned by `dp-accounting` (achieved epsilon, order, ...).
     pub calibration: Calibration,
@@ -48,9 +52,10 @@ pub struct DpCdPlan {
     pub clip: f64,
     /// Coordinate thresholds `C_j = sqrt(M_j / tr M) C`.
     pub clip_thresholds: Vec<f64>,
-    /// L2 sensitivities `2 C_j / n` of the clipped coordinate gradients (replace-one).
+    /// Sensitivities of the clipped coordinate gradients: `2 C_j / n` under replace-one,
+    /// `C_j / N` under add/remove (`N` the stated public count that normalises them).
     pub sensitivities: Vec<f64>,
-    /// Noise standard deviations `sigma_j = s * 2 C_j / n`.
+    /// Noise standard deviations `sigma_j = s * sensitivities[j]`.
     pub noise_std: Vec<f64>,
 }
 

@@ -76,10 +76,13 @@ impl Accounting {
 ///   plan with it, and reports it.
 /// * [`Adjacency::AddRemove`]: `D'` is `D` with one record added or removed. `n` is then
 ///   private, so a solver whose plan depends on the number of records must take it as a
-///   **stated public input** (DP-SGD's `public_n`), never from the data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+///   **stated public input** (DP-SGD's and DP-CD's `public_n`), never from the data.
+///
+/// The default is replace-one, the relation of every solver unless told otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum Adjacency {
     /// Datasets of the same size `n` differing in one record.
+    #[default]
     ReplaceOne,
     /// Datasets differing by adding or removing one record.
     AddRemove,

@@ -418,6 +418,15 @@ where
                         "private selection needs private solvers (this fit has no ledger)".into(),
                     )
                 })?;
+                // The selection's analysis (and its noisy score) is under replace-one;
+                // an add/remove fit's guarantee is not a replace-one one at the same mu.
+                if report.guarantee.adjacency != Adjacency::ReplaceOne {
+                    return Err(OptimError::Unsupported(format!(
+                        "private selection is analysed under replace-one neighbours; this \
+                         fit's guarantee is under {}",
+                        report.guarantee.adjacency.name()
+                    )));
+                }
                 check_fit_ledger(&report.ledger, plan.fit_mu, gaussian_only)?;
                 let acc = fit.model.accuracy(validation)?;
                 (acc, Some(acc), Some(fit.model))
@@ -615,6 +624,33 @@ mod tests {
         let e = select_with_rng(&params, &[(1u64, 1.0)], gcd, &train, &val, &mut rng);
         assert!(
             matches!(&e, Err(OptimError::Unsupported(m)) if m.contains("per-run budget")),
+            "{:?}",
+            e.map(|s| s.model)
+        );
+    }
+
+    #[test]
+    fn add_remove_fits_are_refused() {
+        // The selection's guarantee is replace-one; an add/remove DP-CD fit at the
+        // handed budget is not replace-one private at it, so it must not be released.
+        let (train, val) = (rows(500, 0), rows(200, 5));
+        let params = SelectionParams::new(1.0, 1e-6);
+        let ar = |_: &(u64, f64), p: PrivacyParams| -> Result<Box<dyn Solver<DenseDesign>>> {
+            Ok(Box::new(
+                DpCdParams::new(Logistic, L2::new(1e-4)?)
+                    .privacy(p)
+                    .passes(2)
+                    .clip(1.0)
+                    .adjacency(crate::Adjacency::AddRemove)
+                    .public_n(500)
+                    .smoothness(Smoothness::Given(Tagged::public(vec![0.25; 3])))
+                    .build()?,
+            ))
+        };
+        let mut rng = ChaCha20Rng::seed_from_u64(4);
+        let e = select_with_rng(&params, &[(2u64, 1.0)], ar, &train, &val, &mut rng);
+        assert!(
+            matches!(&e, Err(OptimError::Unsupported(m)) if m.contains("add/remove")),
             "{:?}",
             e.map(|s| s.model)
         );

@@ -112,6 +112,66 @@ fn dp_cd_without_noise_and_clipping_is_cd_bit_for_bit() {
     }
 }
 
+/// Under add/remove with the stated count equal to the true one, DP-CD without noise and
+/// clipping is still CD, bit for bit; with clipping on and noise off it is the
+/// replace-one run (same thresholds, same normaliser), and with noise on it differs from
+/// the replace-one run (half the noise), so the comparisons can fail.
+#[test]
+fn dp_cd_add_remove_without_noise_and_clipping_is_cd_bit_for_bit() {
+    let data = regression(60, 4, 3);
+    let build = |adjacency| {
+        DpCdParams::new(Squared::full(), L1::new(0.05).unwrap())
+            .epsilon(1.0)
+            .delta(1e-5)
+            .passes(5)
+            .step_scale(0.7)
+            .clip(0.5)
+            .adjacency(adjacency)
+            .public_n(60)
+            .allow_non_private_constants(true)
+            .build()
+            .unwrap()
+    };
+    let (ar, ro) = (build(Adjacency::AddRemove), build(Adjacency::ReplaceOne));
+    let private = ar
+        .fit_inner(&data, Streams::from_seed(9), Switches::OFF)
+        .unwrap();
+    let twin = CdParams::new(Squared::full(), L1::new(0.05).unwrap())
+        .passes(5)
+        .step_scale(0.7)
+        .build()
+        .unwrap()
+        .fit_seeded(&data, 9)
+        .unwrap();
+    let bits = |f: &Fitted| -> Vec<u64> { f.coefficients().iter().map(|v| v.to_bits()).collect() };
+    assert_eq!(bits(&private), bits(&twin));
+    let clip_only = Switches {
+        noise: false,
+        clip: true,
+    };
+    let a = ar
+        .fit_inner(&data, Streams::from_seed(9), clip_only)
+        .unwrap();
+    let b = ro
+        .fit_inner(&data, Streams::from_seed(9), clip_only)
+        .unwrap();
+    assert_eq!(bits(&a), bits(&b));
+    assert_ne!(bits(&a), bits(&twin));
+    let (na, nb) = (
+        ar.fit_seeded(&data, 9).unwrap(),
+        ro.fit_seeded(&data, 9).unwrap(),
+    );
+    assert_ne!(na.coefficients(), nb.coefficients());
+    assert_eq!(
+        na.privacy().unwrap().guarantee.adjacency,
+        Adjacency::AddRemove
+    );
+    assert_eq!(
+        nb.privacy().unwrap().guarantee.adjacency,
+        Adjacency::ReplaceOne
+    );
+}
+
 #[test]
 fn dp_sgd_without_noise_and_clipping_is_sgd_bit_for_bit() {
     for b in [1u64, 5] {
@@ -167,6 +227,7 @@ fn lazy_averaging_equals_naive_averaging() {
         penalty: &pen,
         steps: &steps,
         chunks: 1,
+        inv_n: 1.0 / 40.0,
     };
     let mut w = vec![0.0; 5];
     let mut z = vec![0.0; 40];

@@ -245,6 +245,133 @@ fn dp_cd_released_coordinate_gradient_within_two_c_over_n() {
     assert!(worst > 0.99, "largest observed |g - g'| / (2C/n) = {worst}");
 }
 
+/// DP-CD under add/remove, end to end: `D'` is `D` with one wild row added (or, half of
+/// the time, the wild row is in `D` and removed), the releases normalised by a stated
+/// public count `N` that need not be the true size. One release (`p = 1`) from an
+/// arbitrary initial point with the same seed on both: `|w1(D) - w1(D')| M / gamma`
+/// must be at most the plan's sensitivity, which must be `C / N` (half the replace-one
+/// `2 C / N`), and the bound must be attained (an added clipped gradient of `+-C`).
+#[test]
+fn dp_cd_add_remove_released_coordinate_gradient_within_c_over_public_n() {
+    let mut rng = ChaCha20Rng::seed_from_u64(0xA0D5);
+    let trials = if slow() { 2000 } else { 200 };
+    let mut worst = 0.0f64;
+    for t in 0..trials {
+        let classification = t % 2 == 0;
+        let n = rng.random_range(1..=5);
+        let public_n = rng.random_range(1..=6);
+        let x: Vec<f64> = (0..n).map(|_| moderate(&mut rng)).collect();
+        let y: Vec<f64> = (0..n)
+            .map(|_| label(&mut rng, classification, false))
+            .collect();
+        let (mut x2, mut y2) = (x.clone(), y.clone());
+        x2.push(wild(&mut rng));
+        y2.push(label(&mut rng, classification, true));
+        let mk = |x: &[f64], y: &[f64]| {
+            Dataset::new(
+                DenseDesign::from_row_major(x.len(), 1, x).unwrap(),
+                y.to_vec(),
+            )
+            .unwrap()
+        };
+        let (mut d, mut d2) = (mk(&x, &y), mk(&x2, &y2));
+        if rng.random::<bool>() {
+            std::mem::swap(&mut d, &mut d2);
+        }
+        let w0 = random_w(&mut rng, 1, false);
+        let clip = clip_choice(&mut rng);
+        let m = 10f64.powf(rng.random_range(-2.0..2.0));
+        let gamma = 0.5;
+        let build = |adjacency| {
+            DpCdParams::new(Logistic, NoPenalty)
+                .epsilon(1.0)
+                .delta(1e-5)
+                .passes(1)
+                .step_scale(gamma)
+                .clip(clip)
+                .accounting(Accounting::Exact)
+                .smoothness(Smoothness::Given(Tagged::public(vec![m])))
+                .initial_point(w0.clone())
+                .adjacency(adjacency)
+                .public_n(public_n)
+                .build()
+                .unwrap()
+        };
+        let solver = if classification {
+            build(Adjacency::AddRemove)
+        } else {
+            // The same with the squared loss (regression labels).
+            let s = DpCdParams::new(Squared::full(), NoPenalty)
+                .epsilon(1.0)
+                .delta(1e-5)
+                .passes(1)
+                .step_scale(gamma)
+                .clip(clip)
+                .accounting(Accounting::Exact)
+                .smoothness(Smoothness::Given(Tagged::public(vec![m])))
+                .initial_point(w0.clone())
+                .adjacency(Adjacency::AddRemove)
+                .public_n(public_n)
+                .build()
+                .unwrap();
+            let seed = 5000 + t as u64;
+            let (r, r2) = (
+                s.fit_seeded(&d, seed).unwrap(),
+                s.fit_seeded(&d2, seed).unwrap(),
+            );
+            let pr = r.privacy().unwrap();
+            let SolverPlan::DpCd(plan) = &pr.plan else {
+                panic!("not a DP-CD plan")
+            };
+            let sens = plan.sensitivities[0];
+            assert_eq!(sens, clip / public_n as f64);
+            let (a, b) = (r.coefficients()[0], r2.coefficients()[0]);
+            let diff = (a - b).abs() / (gamma / m);
+            let tol = slack((w0[0].abs() + (a - w0[0]).abs() + (b - w0[0]).abs()) / (gamma / m));
+            assert!(diff <= sens * (1.0 + 1e-12) + tol, "{diff} > {sens}");
+            if tol < 1e-6 * sens {
+                worst = worst.max(diff / sens);
+            }
+            continue;
+        };
+        let seed = 1000 + t as u64;
+        let r = solver.fit_seeded(&d, seed).unwrap();
+        let r2 = solver.fit_seeded(&d2, seed).unwrap();
+        let pr = r.privacy().unwrap();
+        assert_eq!(pr.guarantee.adjacency, Adjacency::AddRemove);
+        assert_eq!(pr.n_samples, public_n);
+        let SolverPlan::DpCd(plan) = &pr.plan else {
+            panic!("not a DP-CD plan")
+        };
+        assert_eq!(plan.adjacency, Adjacency::AddRemove);
+        let sens = plan.sensitivities[0];
+        assert_eq!(sens, clip / public_n as f64);
+        // Half the replace-one sensitivity at the same stated size, same multiplier.
+        let ro = build(Adjacency::ReplaceOne)
+            .plan(public_n, &[m], Provenance::PublicBound)
+            .unwrap();
+        assert_eq!(ro.sensitivities[0], 2.0 * sens);
+        assert_eq!(ro.noise_multiplier, plan.noise_multiplier);
+        let (w1, w1b) = (r.coefficients()[0], r2.coefficients()[0]);
+        assert!(w1.is_finite() && w1b.is_finite(), "non-finite output");
+        let step = gamma / m;
+        let diff = (w1 - w1b).abs() / step;
+        let tol = slack((w0[0].abs() + (w1 - w0[0]).abs() + (w1b - w0[0]).abs()) / step);
+        assert!(
+            diff <= sens * (1.0 + 1e-12) + tol,
+            "released coordinate gradients differ by {diff} > C / N = {sens} (n = {n}, N = \
+             {public_n}, C = {clip}, w0 = {w0:?}, D = {:?}, D' = {:?})",
+            d.x(),
+            d2.x()
+        );
+        if tol < 1e-6 * sens {
+            worst = worst.max(diff / sens);
+        }
+    }
+    // Tightness: the worst case is reached (the bound is the right one, not loose).
+    assert!(worst > 0.99, "largest observed |g - g'| / (C/N) = {worst}");
+}
+
 /// DP-CD's clipped coordinate gradient at arbitrary (also huge) `w` and for every
 /// coordinate, dense and sparse storage, through the public building block the solver
 /// calls (`ColumnKernels::col_grad_sum` with `Clamp(C_j)`), against the plan's
@@ -1227,6 +1354,87 @@ fn dp_cd_composed_releases_empirical_epsilon() {
         ALPHA,
     );
     eprintln!("dp-cd, {t} releases: multiplier {s}, claim {claim}, runs {runs}, {a:?}");
+    assert!(
+        a.epsilon_lower_bound <= claim,
+        "{a:?} exceeds the claim {claim}"
+    );
+    if long() {
+        assert!(
+            a.epsilon_lower_bound >= 0.85 * claim,
+            "the long audit has too little power: {a:?} against {claim}"
+        );
+    }
+}
+
+/// DP-CD under add/remove, `T = 10` composed releases, end to end with exact (GDP)
+/// accounting, in the style of the replace-one audit above. `D`: four rows `x = 1`,
+/// labels `+1`; `D'`: the same plus a fifth such row; the public count is `N = 4`.
+/// With `C = 0.01` every gradient stays clipped, so each release is `-C` on `D` and
+/// `-C - C/N` on `D'`: the added record moves it by exactly the add/remove sensitivity
+/// `C / N`. The normalised sum of the releases is centred at 0 on `D` and 1 on `D'`
+/// with std `s / sqrt(T)`. The claim is exactly `sqrt(T)/s`-GDP; the long variant must
+/// reach at least 0.85 of it (had the noise been halved against a sensitivity that is
+/// really `2C/N`, the audit would exceed the claim), and no run may exceed it.
+#[test]
+fn dp_cd_add_remove_composed_releases_empirical_epsilon() {
+    let (eps, delta, clip, gamma, m, t) = (1.0, 0.05, 0.01, 0.5, 1.0, 10u64);
+    let public_n = 4usize;
+    let d = Dataset::new(
+        DenseDesign::from_row_major(4, 1, &[1.0; 4]).unwrap(),
+        vec![1.0; 4],
+    )
+    .unwrap();
+    let d2 = Dataset::new(
+        DenseDesign::from_row_major(5, 1, &[1.0; 5]).unwrap(),
+        vec![1.0; 5],
+    )
+    .unwrap();
+    let solver = DpCdParams::new(Logistic, NoPenalty)
+        .epsilon(eps)
+        .delta(delta)
+        .passes(t)
+        .step_scale(gamma)
+        .clip(clip)
+        .accounting(Accounting::Exact)
+        .smoothness(Smoothness::Given(Tagged::public(vec![m])))
+        .adjacency(Adjacency::AddRemove)
+        .public_n(public_n)
+        .build()
+        .unwrap();
+    let sens = clip / public_n as f64;
+    // sum_t g_t = -w m / gamma; on D it is -T C, on D' -T (C + sens).
+    let stat = |w: f64| (w * m / gamma - t as f64 * clip) / (t as f64 * sens);
+    let runs = audit_runs(3_000, 1_000_000);
+    let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    let first = solver.fit_seeded(&d, u64::MAX).unwrap();
+    let pr = first.privacy().unwrap();
+    assert_eq!(pr.guarantee.adjacency, Adjacency::AddRemove);
+    let claim = pr.guarantee.epsilon;
+    let SolverPlan::DpCd(plan) = &pr.plan else {
+        panic!("not a DP-CD plan")
+    };
+    assert_eq!(plan.releases, t);
+    assert_eq!(plan.sensitivities[0], sens);
+    let s = plan.noise_multiplier;
+    for k in 0..runs as u64 {
+        out_d.push(stat(
+            solver.fit_seeded(&d, 2 * k).unwrap().model.coefficients[0],
+        ));
+        out_d2.push(stat(
+            solver
+                .fit_seeded(&d2, 2 * k + 1)
+                .unwrap()
+                .model
+                .coefficients[0],
+        ));
+    }
+    let a = audit_both(
+        &out_d,
+        &out_d2,
+        &fine_thresholds(s / (t as f64).sqrt()),
+        delta,
+    );
+    eprintln!("dp-cd add/remove, {t} releases: multiplier {s}, claim {claim}, runs {runs}, {a:?}");
     assert!(
         a.epsilon_lower_bound <= claim,
         "{a:?} exceeds the claim {claim}"
