@@ -249,6 +249,12 @@ fn prefetch_ahead<T>(v: &[T], i: usize, lanes: usize) {
 }
 
 /// One clipped per-sample term `clip(phi'(z, y) x)`, lane by lane.
+///
+/// With clipping, a lane whose feature `x` is zero gives the term `+0` whatever the
+/// derivative: a non-finite `phi'` (an overflowed predictor) times `0` is NaN, which
+/// the clamp would turn into `c`, and a zero feature must contribute nothing to a
+/// private release (DP-CD's support-aware accounting counts on it). Finite derivatives
+/// give the same sum as without the select (a `-0` term becomes `+0`).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn term<S: Simd, D: LaneDerivative, const CLIP: bool>(
@@ -262,7 +268,8 @@ fn term<S: Simd, D: LaneDerivative, const CLIP: bool>(
 ) -> S::f64s {
     let v = s.mul_f64s(deriv.derivative(s, z, y), x);
     if CLIP {
-        clamp_lanes(s, v, c, neg_c)
+        let zero = s.splat_f64s(0.0);
+        s.select_f64s(s.equal_f64s(x, zero), zero, clamp_lanes(s, v, c, neg_c))
     } else {
         v
     }

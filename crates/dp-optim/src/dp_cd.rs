@@ -18,6 +18,7 @@ use crate::privacy::{
 };
 use crate::schedule::{Averaging, CoordinateOrder, Schedule};
 use crate::solver::{check_finite, Solver, Streams, Switches};
+use crate::support::RowSupport;
 use dp_accounting::calibrate::{self, Plan, PlanMechanism};
 use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::mechanisms::Gaussian;
@@ -72,6 +73,7 @@ pub struct DpCdParams<L, P> {
     adaptive_clipping: Option<AdaptiveClipping>,
     adjacency: Adjacency,
     public_n: Option<usize>,
+    row_support: Option<RowSupport>,
     w0: Option<Vec<f64>>,
 }
 
@@ -267,6 +269,7 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             adaptive_clipping: None,
             adjacency: Adjacency::ReplaceOne,
             public_n: None,
+            row_support: None,
             w0: None,
         }
     }
@@ -391,6 +394,46 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
         self
     }
 
+    /// A public bound on the non-zero features of every record (`None`, the default:
+    /// none). With it, the ledger is charged only the releases one record can move:
+    /// for a pass over the `p` coordinates, `k` of them
+    /// ([`RowSupport::releases_per_pass`]: Adult's one-hot design has `k = 12` of
+    /// `p = 81`), so at the same target the noise multiplier is smaller, by about
+    /// `sqrt(k / p)` for many passes. Needs an order that visits every coordinate once
+    /// per pass ([`CoordinateOrder::Permutation`] or [`CoordinateOrder::Cyclic`]);
+    /// [`CoordinateOrder::Uniform`] is refused by `build`. The fit checks that every
+    /// record satisfies the bound and refuses the data otherwise, before anything is
+    /// charged or drawn ([`OptimError::BoundViolated`]).
+    ///
+    /// # Privacy
+    /// A release of coordinate `j` does not depend on a record whose feature `j` is
+    /// zero, so a neighbouring pair moves only the releases of the coordinates in the
+    /// records' supports; the proof that `min(T, k ceil(T / p))` releases of multiplier
+    /// `s` dominate every pair, under both relations, is in [`crate::support`] and
+    /// `docs/privacy/dp-cd.md`. The bound must be chosen without looking at the data
+    /// (e.g. from the schema: numeric columns plus one per one-hot encoded column).
+    ///
+    /// ```
+    /// use dp_optim::{CoordinateOrder, DpCdParams, RowSupport};
+    /// use dp_models::{Logistic, L2};
+    /// // Two numeric features, then two one-hot encoded columns of 3 and 4 categories.
+    /// let support = RowSupport::one_hot(vec![vec![2, 3, 4], vec![5, 6, 7, 8]]);
+    /// let solver = DpCdParams::new(Logistic, L2::new(1e-4).unwrap())
+    ///     .epsilon(1.0)
+    ///     .delta(1e-6)
+    ///     .passes(10)
+    ///     .clip(1.0)
+    ///     .coordinate_order(CoordinateOrder::Permutation)
+    ///     .row_support(Some(support))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = solver;
+    /// ```
+    pub fn row_support(mut self, bound: Option<RowSupport>) -> Self {
+        self.row_support = bound;
+        self
+    }
+
     /// Checks every data-independent parameter once.
     pub fn build(self) -> Result<DpCd<L, P>> {
         let privacy = self.privacy.check()?;
@@ -423,6 +466,14 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             a.check()?;
         }
         positive_count("threads", self.chunks as u64)?;
+        if self.row_support.is_some() && self.order == CoordinateOrder::Uniform {
+            return Err(OptimError::Unsupported(
+                "row_support needs every coordinate visited once per pass: set \
+                 coordinate_order(CoordinateOrder::Permutation) or Cyclic (the uniform \
+                 order may visit one coordinate many times in a pass)"
+                    .into(),
+            ));
+        }
         let public_n = match self.adjacency {
             Adjacency::ReplaceOne => None,
             Adjacency::AddRemove => {
@@ -456,6 +507,7 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             adaptive_clipping: self.adaptive_clipping,
             adjacency: self.adjacency,
             public_n,
+            row_support: self.row_support,
             w0: self.w0,
         })
     }
@@ -480,6 +532,7 @@ pub struct DpCd<L, P> {
     adjacency: Adjacency,
     /// The stated public count (add/remove only).
     public_n: Option<usize>,
+    row_support: Option<RowSupport>,
     w0: Option<Vec<f64>>,
 }
 
@@ -665,7 +718,13 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             None => Schedule::new(self.averaging, self.passes, p)?,
         };
         let releases = schedule.updates();
-        let gaussian = self.gaussian_plan(releases);
+        // With a public row-support bound, only the releases one record can move are
+        // charged (`crate::support`); otherwise all of them.
+        let charged = match &self.row_support {
+            Some(bound) => bound.charged_releases(p, releases)?,
+            None => releases,
+        };
+        let gaussian = self.gaussian_plan(charged);
         let calibrated = if whole {
             // The papers' split (target - spent for the releases alone) does not cover
             // the Gaussian charges of the search or of the constants: calibrate on the
@@ -722,6 +781,8 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             schedule,
             coordinate_order: self.order,
             releases,
+            row_support: self.row_support.clone(),
+            charged_releases: self.row_support.as_ref().map(|_| charged),
             adjacency: self.adjacency,
             noise_multiplier: s,
             calibration,
@@ -749,6 +810,11 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         let planned_n = self.planned_n(n);
         let target = self.privacy.epsilon.get();
         let mut ledger = Ledger::new();
+        // 0. The stated row-support bound must hold for every record (checked before
+        //    anything is charged or drawn).
+        if let Some(bound) = &self.row_support {
+            bound.validate(data.x())?;
+        }
 
         // 1. The smoothness constants. Whatever they cost is charged before any noise
         //    is drawn; the optimisation gets what is left of the target.
@@ -798,7 +864,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         )?;
         ledger.charge(Charge::Gaussian {
             noise_multiplier: plan.noise_multiplier,
-            count: plan.releases,
+            count: plan.charged(),
         })?;
         let guarantee = ledger_guarantee(
             &ledger,
@@ -1445,5 +1511,175 @@ mod add_remove_tests {
         let r = f.privacy().unwrap();
         assert_eq!(r.guarantee.adjacency, Adjacency::AddRemove);
         assert_eq!(r.ledger.entries().len(), 2);
+    }
+}
+
+#[cfg(test)]
+mod support_tests {
+    use super::*;
+    use crate::support::RowSupport;
+    use crate::Accounting;
+    use dp_models::constants::Tagged;
+    use dp_models::{DenseDesign, Logistic, SparseDesign, L2};
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+
+    /// `n` records over `p = 2 + 3 + 4` features: two numeric ones, then one-hot groups
+    /// of 3 and 4 indicators (value 0.5, at most one per group); `k = 4`.
+    fn one_hot(n: usize) -> (Dataset<DenseDesign>, RowSupport) {
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        let p = 9;
+        let mut x = vec![0.0; n * p];
+        for i in 0..n {
+            let r = &mut x[i * p..(i + 1) * p];
+            r[0] = rng.random_range(-0.5..0.5);
+            r[1] = rng.random_range(-0.5..0.5);
+            // Category 0 of each group is the dropped reference: no indicator.
+            let a = rng.random_range(0..4usize);
+            if a > 0 {
+                r[1 + a] = 0.5;
+            }
+            let b = rng.random_range(0..5usize);
+            if b > 0 {
+                r[4 + b] = 0.5;
+            }
+        }
+        let y = (0..n)
+            .map(|i| {
+                if x[i * p] + x[i * p + 2] > 0.1 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        let d = Dataset::new(DenseDesign::from_row_major(n, p, &x).unwrap(), y).unwrap();
+        (
+            d,
+            RowSupport::one_hot(vec![vec![2, 3, 4], vec![5, 6, 7, 8]]),
+        )
+    }
+
+    fn params(passes: u64) -> DpCdParams<Logistic, L2> {
+        DpCdParams::new(Logistic, L2::new(1e-3).unwrap())
+            .epsilon(1.0)
+            .delta(1e-5)
+            .passes(passes)
+            .clip(1.0)
+            .accounting(Accounting::Exact)
+            .smoothness(Smoothness::Given(Tagged::public(vec![0.25; 9])))
+            .coordinate_order(CoordinateOrder::Permutation)
+    }
+
+    #[test]
+    fn support_accounting_charges_k_releases_per_pass_and_meets_the_target() {
+        let (d, support) = one_hot(400);
+        for adjacency in [Adjacency::ReplaceOne, Adjacency::AddRemove] {
+            let with = |s: Option<RowSupport>| {
+                params(20)
+                    .row_support(s)
+                    .adjacency(adjacency)
+                    .public_n(400)
+                    .build()
+                    .unwrap()
+                    .fit_seeded(&d, 3)
+                    .unwrap()
+            };
+            let (plain, sparse) = (with(None), with(Some(support.clone())));
+            let (pp, ps) = (plain.privacy().unwrap(), sparse.privacy().unwrap());
+            let (SolverPlan::DpCd(a), SolverPlan::DpCd(b)) = (&pp.plan, &ps.plan) else {
+                panic!("not DP-CD plans")
+            };
+            assert_eq!((a.releases, a.charged()), (180, 180));
+            assert_eq!((b.releases, b.charged()), (180, 80));
+            assert_eq!(b.charged_releases, Some(80));
+            assert_eq!(b.row_support.as_ref(), Some(&support));
+            // The ledger holds exactly the charged count.
+            assert!(ps
+                .ledger
+                .entries()
+                .iter()
+                .any(|e| matches!(e, Charge::Gaussian { count: 80, .. })));
+            // Both meet the target; the support-aware multiplier is smaller, by about
+            // sqrt(80 / 180) in the GDP regime.
+            for g in [&pp.guarantee, &ps.guarantee] {
+                assert!(g.epsilon <= 1.0 && g.adjacency == adjacency, "{g:?}");
+            }
+            let ratio = b.noise_multiplier / a.noise_multiplier;
+            assert!(
+                (ratio - (80.0f64 / 180.0).sqrt()).abs() < 0.05,
+                "{ratio} vs {}",
+                (80.0f64 / 180.0).sqrt()
+            );
+            for j in 0..9 {
+                assert_eq!(b.noise_std[j], b.noise_multiplier * b.sensitivities[j]);
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_bound_on_a_sparse_design_gives_the_same_fit() {
+        let (d, support) = one_hot(300);
+        let sparse = Dataset::new(SparseDesign::from_dense(d.x()), d.y().to_vec()).unwrap();
+        let solver = params(5).row_support(Some(support)).build().unwrap();
+        let (a, b) = (
+            solver.fit_seeded(&d, 9).unwrap(),
+            solver.fit_seeded(&sparse, 9).unwrap(),
+        );
+        assert_eq!(a.privacy().unwrap().ledger, b.privacy().unwrap().ledger);
+        for (u, v) in a.coefficients().iter().zip(b.coefficients()) {
+            assert!((u - v).abs() <= 1e-12 * (1.0 + u.abs()), "{u} vs {v}");
+        }
+    }
+
+    #[test]
+    fn uniform_order_and_broken_bounds_are_refused_before_anything_is_charged() {
+        let (d, _) = one_hot(100);
+        let e = params(2)
+            .coordinate_order(CoordinateOrder::Uniform)
+            .row_support(Some(RowSupport::AtMost(4)))
+            .build()
+            .unwrap_err();
+        assert!(e.to_string().contains("Permutation"), "{e}");
+        // Numeric features 0 and 1 plus up to two indicators: AtMost(3) is too small.
+        let e = params(2)
+            .row_support(Some(RowSupport::AtMost(3)))
+            .build()
+            .unwrap()
+            .fit_seeded(&d, 1)
+            .unwrap_err();
+        assert!(
+            matches!(&e, OptimError::BoundViolated(m) if m.contains("row support bound of 3")),
+            "{e}"
+        );
+        // A group naming a feature the data does not have.
+        let e = params(2)
+            .row_support(Some(RowSupport::one_hot(vec![vec![8, 9]])))
+            .build()
+            .unwrap()
+            .fit_seeded(&d, 1)
+            .unwrap_err();
+        assert!(matches!(e, OptimError::Shape(_)), "{e}");
+        // The right bound fits.
+        assert!(params(2)
+            .row_support(Some(RowSupport::AtMost(4)))
+            .build()
+            .unwrap()
+            .fit_seeded(&d, 1)
+            .is_ok());
+    }
+
+    #[test]
+    fn a_bound_as_large_as_p_changes_nothing() {
+        let (d, _) = one_hot(200);
+        let a = params(3).build().unwrap().fit_seeded(&d, 4).unwrap();
+        let b = params(3)
+            .row_support(Some(RowSupport::AtMost(9)))
+            .build()
+            .unwrap()
+            .fit_seeded(&d, 4)
+            .unwrap();
+        assert_eq!(a.coefficients(), b.coefficients());
+        assert_eq!(a.privacy().unwrap().ledger, b.privacy().unwrap().ledger);
     }
 }

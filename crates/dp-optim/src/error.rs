@@ -31,6 +31,10 @@ pub enum OptimError {
     /// threshold); nothing is returned.
     #[error("diverged: {0}")]
     Diverged(String),
+    /// The data break a bound the caller stated as public (e.g. a
+    /// [`RowSupport`](crate::support::RowSupport)); nothing was charged or drawn.
+    #[error("the data break a stated public bound: {0}")]
+    BoundViolated(String),
     /// The operating system's entropy source failed.
     #[error("no entropy: {0}")]
     Entropy(String),

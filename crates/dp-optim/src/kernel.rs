@@ -133,8 +133,14 @@ pub trait ColumnKernels: Design {
         y: &[f64],
         clip: C,
     ) -> f64 {
+        // A stored zero contributes nothing, even at a non-finite derivative (whose
+        // product with 0 is NaN): DP-CD's support-aware accounting counts on it.
         let mut s = 0.0;
-        self.for_each_in_col(j, |i, x| s += clip.clip(loss.derivative(z[i], y[i]) * x));
+        self.for_each_in_col(j, |i, x| {
+            if x != 0.0 {
+                s += clip.clip(loss.derivative(z[i], y[i]) * x)
+            }
+        });
         s
     }
 
@@ -164,7 +170,11 @@ pub trait ColumnKernels: Design {
             Some(y) => self.col_grad_sum(j, loss, z, y, clip),
             None => {
                 let mut s = 0.0;
-                self.for_each_in_col(j, |i, x| s += clip.clip(loss.derivative(z[i], 0.0) * x));
+                self.for_each_in_col(j, |i, x| {
+                    if x != 0.0 {
+                        s += clip.clip(loss.derivative(z[i], 0.0) * x)
+                    }
+                });
                 s
             }
         }

@@ -21,6 +21,7 @@ pub mod sdca;
 pub mod select;
 pub mod sgd;
 pub mod solver;
+pub mod support;
 
 pub use cd::{Cd, CdParams};
 pub use constants::{GlobalSmoothness, Smoothness};
@@ -44,6 +45,7 @@ pub use schedule::{Averaging, CoordinateOrder, Schedule};
 pub use sdca::{BatchUpdates, Sdca, SdcaParams};
 pub use sgd::{Sgd, SgdParams};
 pub use solver::Solver;
+pub use support::{FeatureGroup, RowSupport};
 
 /// Everything needed to build and fit a solver: `use dp_optim::prelude::*;`.
 pub mod prelude {

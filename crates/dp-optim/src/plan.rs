@@ -7,6 +7,7 @@
 
 use crate::privacy::{Adjacency, Guarantee};
 use crate::schedule::{CoordinateOrder, Schedule};
+use crate::support::RowSupport;
 use dp_accounting::calibrate::Calibration;
 use dp_accounting::ledger::Ledger;
 use dp_models::constants::Provenance;
@@ -34,6 +35,15 @@ pub struct DpCdPlan {
     pub coordinate_order: CoordinateOrder,
     /// Number of Gaussian coordinate releases, `T * K`.
     pub releases: u64,
+    /// The public row-support bound of the accounting, if any
+    /// ([`DpCdParams::row_support`](crate::DpCdParams::row_support)).
+    #[serde(default)]
+    pub row_support: Option<RowSupport>,
+    /// With a row-support bound: the releases charged to the ledger,
+    /// `min(T K, k ceil(T K / p))`, the most that one record can move (`None`: all
+    /// `releases` are charged).
+    #[serde(default)]
+    pub charged_releases: Option<u64>,
     /// The neighbouring relation the sensitivities are for (absent in older reports =
     /// replace-one). Under add/remove `n` below is the stated public count.
     #[serde(default)]
@@ -57,6 +67,14 @@ pub struct DpCdPlan {
     pub sensitivities: Vec<f64>,
     /// Noise standard deviations `sigma_j = s * sensitivities[j]`.
     pub noise_std: Vec<f64>,
+}
+
+impl DpCdPlan {
+    /// The number of Gaussian releases charged to the ledger (`charged_releases`, or
+    /// `releases` without a row-support bound).
+    pub fn charged(&self) -> u64 {
+        self.charged_releases.unwrap_or(self.releases)
+    }
 }
 
 /// How DP-SGD draws its batches.

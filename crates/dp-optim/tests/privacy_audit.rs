@@ -30,8 +30,8 @@ use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
 use dp_optim::kernel::{Clamp, ColumnKernels};
 use dp_optim::Solver;
 use dp_optim::{
-    Accounting, Adjacency, BatchUpdates, DpCdParams, DpScdParams, DpSgdParams, GlobalSmoothness,
-    Smoothness, SolverPlan,
+    Accounting, Adjacency, BatchUpdates, CoordinateOrder, DpCdParams, DpScdParams, DpSgdParams,
+    GlobalSmoothness, RowSupport, Smoothness, SolverPlan,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -1823,6 +1823,221 @@ fn dp_scd_empirical_epsilon() {
         assert!(
             a.epsilon_lower_bound <= claim,
             "{accounting:?}: {a:?} exceeds {claim}"
+        );
+    }
+}
+
+/// A random record over `p` features with at most `k` non-zeros (values from `wild`,
+/// which includes huge and tiny magnitudes), as a dense row.
+fn sparse_record<R: Rng>(rng: &mut R, p: usize, k: usize) -> Vec<f64> {
+    let mut r = vec![0.0; p];
+    for _ in 0..rng.random_range(0..=k) {
+        let j = rng.random_range(0..p);
+        r[j] = wild(rng);
+    }
+    r
+}
+
+/// DP-CD's support-aware accounting (`DpCdParams::row_support`), checked against its
+/// derivation (`dp_optim::support`) through the kernels the solver calls: for random
+/// records with at most `k` non-zeros, random neighbours under both relations, every
+/// loss and arbitrary (also overflowing) `w`, the released coordinate gradients of the
+/// pair differ only on the records' supports, and `sum_j (|g_j(D) - g_j(D')| /
+/// sens_j)^2 <= k`: one pass over the coordinates moves no more than `k` releases of
+/// the plan's multiplier, the count the ledger is charged per pass.
+#[test]
+fn dp_cd_support_pass_cost_within_charged_releases() {
+    let mut rng = ChaCha20Rng::seed_from_u64(0x5u64 << 40 | 0xA0D3);
+    let trials = if slow() { 20_000 } else { 2_000 };
+    let huber = Huber::new(0.5).unwrap();
+    let losses: [(&dyn Loss, bool); 4] = [
+        (&Logistic, true),
+        (&SquaredHinge, true),
+        (&huber, false),
+        (&Squared::half(), false),
+    ];
+    let mut worst: f64 = 0.0;
+    for t in 0..trials {
+        let (loss, classification) = losses[t % losses.len()];
+        let n = rng.random_range(1..=5);
+        let p = rng.random_range(1..=8);
+        let k = rng.random_range(1..=p);
+        let adjacency = if t % 2 == 0 {
+            Adjacency::ReplaceOne
+        } else {
+            Adjacency::AddRemove
+        };
+        let mut rows: Vec<Vec<f64>> = (0..n).map(|_| sparse_record(&mut rng, p, k)).collect();
+        let mut y: Vec<f64> = (0..n)
+            .map(|_| label(&mut rng, classification, t % 7 == 0))
+            .collect();
+        let build = |rows: &[Vec<f64>], y: &[f64]| {
+            let flat: Vec<f64> = rows.concat();
+            Dataset::new(
+                DenseDesign::from_row_major(rows.len(), p, &flat).unwrap(),
+                y.to_vec(),
+            )
+            .unwrap()
+        };
+        let d = build(&rows, &y);
+        // The neighbour: record 0 replaced, or one record added.
+        let (extra, extra_y) = (
+            sparse_record(&mut rng, p, k),
+            label(&mut rng, classification, t % 5 == 0),
+        );
+        let (a_supp, b_supp): (Vec<bool>, Vec<bool>);
+        match adjacency {
+            Adjacency::ReplaceOne => {
+                a_supp = rows[0].iter().map(|v| *v != 0.0).collect();
+                b_supp = extra.iter().map(|v| *v != 0.0).collect();
+                rows[0] = extra;
+                y[0] = extra_y;
+            }
+            Adjacency::AddRemove => {
+                a_supp = vec![false; p];
+                b_supp = extra.iter().map(|v| *v != 0.0).collect();
+                rows.push(extra);
+                y.push(extra_y);
+            }
+        }
+        let d2 = build(&rows, &y);
+        let bound = RowSupport::AtMost(k);
+        bound.validate(d.x()).unwrap();
+        bound.validate(d2.x()).unwrap();
+        let m: Vec<f64> = (0..p)
+            .map(|_| 10f64.powf(rng.random_range(-2.0..2.0)))
+            .collect();
+        let solver = DpCdParams::new(Logistic, NoPenalty)
+            .epsilon(1.0)
+            .delta(1e-5)
+            .passes(1)
+            .clip(clip_choice(&mut rng))
+            .coordinate_order(CoordinateOrder::Permutation)
+            .row_support(Some(bound.clone()))
+            .adjacency(adjacency)
+            .public_n(n)
+            .build()
+            .unwrap();
+        let plan = solver.plan(n, &m, Provenance::PublicBound).unwrap();
+        assert_eq!(plan.charged(), k as u64);
+        // Replace-one normalises by n, add/remove by the public N = n.
+        let norm = n as f64;
+        let w = random_w(&mut rng, p, t % 3 == 0);
+        let (s1, s2) = (
+            SparseDesign::from_dense(d.x()),
+            SparseDesign::from_dense(d2.x()),
+        );
+        let (mut z, mut z2) = (vec![0.0; d.n_samples()], vec![0.0; d2.n_samples()]);
+        d.x().matvec(&w, &mut z);
+        d2.x().matvec(&w, &mut z2);
+        let (mut dense_cost, mut sparse_cost) = (0.0, 0.0);
+        for j in 0..p {
+            let c = Clamp(plan.clip_thresholds[j]);
+            let sens = plan.sensitivities[j];
+            let gd = d.x().col_grad_sum(j, loss, &z, d.y(), c) / norm;
+            let gd2 = d2.x().col_grad_sum(j, loss, &z2, d2.y(), c) / norm;
+            let gs = s1.col_grad_sum(j, loss, &z, d.y(), c) / norm;
+            let gs2 = s2.col_grad_sum(j, loss, &z2, d2.y(), c) / norm;
+            for (a, b, cost, what) in [
+                (gd, gd2, &mut dense_cost, "dense"),
+                (gs, gs2, &mut sparse_cost, "sparse"),
+            ] {
+                let ratio = (a - b).abs() / sens;
+                if !a_supp[j] && !b_supp[j] {
+                    assert!(
+                        a == b,
+                        "{} {what}: coordinate {j} is outside both supports but moved: \
+                         {a} vs {b} at w = {w:?}",
+                        loss.name()
+                    );
+                }
+                assert!(ratio <= 1.0 + 1e-9, "{} {what}: ratio {ratio}", loss.name());
+                *cost += ratio * ratio;
+            }
+        }
+        for (cost, what) in [(dense_cost, "dense"), (sparse_cost, "sparse")] {
+            worst = worst.max(cost / k as f64);
+            assert!(
+                cost <= k as f64 * (1.0 + 1e-9),
+                "{} {what} {adjacency:?}: one pass moves {cost} releases' worth, above the \
+                 charged k = {k}",
+                loss.name()
+            );
+        }
+    }
+    eprintln!("support accounting: worst pass cost / k = {worst}");
+}
+
+/// DP-CD with the support-aware accounting, end to end, in the style of the composed
+/// audit above: `p = 3` features, every record `x = e_0` (so `RowSupport::AtMost(1)`
+/// holds and `k = 1`), `T = 10` passes in permutation order, i.e. 30 releases of which
+/// the ledger is charged 10 (coordinate 0's; coordinates 1 and 2 are all-zero columns
+/// whose releases are pure noise on both datasets). `D`: labels `+1`; `D'`: one label
+/// `-1`; `C = 0.01` keeps every gradient clipped, so the sum of coordinate 0's releases,
+/// recovered from `w_0`, is centred at 0 on `D` and 1 on `D'` (normalised) with std
+/// `s / sqrt(10)`. The claim is exactly `sqrt(10)/s`-GDP with the smaller `s` the
+/// reduced count buys: no run may exceed it, and the long variant must reach 0.85 of it
+/// (had the zero columns' releases leaked, or coordinate 0 been visited more often than
+/// charged, it would exceed it).
+#[test]
+fn dp_cd_support_composed_releases_empirical_epsilon() {
+    let (eps, delta, clip, gamma, m, t) = (1.0, 0.05, 0.01, 0.5, 1.0, 10u64);
+    let n_rec = 4usize;
+    let rows = [1.0, 0.0, 0.0].repeat(n_rec);
+    let x = DenseDesign::from_row_major(n_rec, 3, &rows).unwrap();
+    let d = Dataset::new(x.clone(), vec![1.0; 4]).unwrap();
+    let d2 = Dataset::new(x, vec![1.0, 1.0, 1.0, -1.0]).unwrap();
+    let solver = DpCdParams::new(Logistic, NoPenalty)
+        .epsilon(eps)
+        .delta(delta)
+        .passes(t)
+        .step_scale(gamma)
+        .clip(clip)
+        .accounting(Accounting::Exact)
+        .smoothness(Smoothness::Given(Tagged::public(vec![m; 3])))
+        .coordinate_order(CoordinateOrder::Permutation)
+        .row_support(Some(RowSupport::AtMost(1)))
+        .build()
+        .unwrap();
+    let first = solver.fit_seeded(&d, u64::MAX).unwrap();
+    let pr = first.privacy().unwrap();
+    let claim = pr.guarantee.epsilon;
+    let SolverPlan::DpCd(plan) = &pr.plan else {
+        panic!("not a DP-CD plan")
+    };
+    assert_eq!((plan.releases, plan.charged()), (3 * t, t));
+    // C_0 = sqrt(M_0 / tr M) C.
+    let c0 = plan.clip_thresholds[0];
+    let sens = 2.0 * c0 / n_rec as f64;
+    assert!((plan.sensitivities[0] - sens).abs() <= 1e-18);
+    let stat = |w: f64| (-w * m / gamma + t as f64 * c0) / (t as f64 * sens);
+    let runs = audit_runs(3_000, 1_000_000);
+    let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    let s = plan.noise_multiplier;
+    for k in 0..runs as u64 {
+        out_d.push(stat(
+            solver.fit_seeded(&d, 2 * k).unwrap().coefficients()[0],
+        ));
+        out_d2.push(stat(
+            solver.fit_seeded(&d2, 2 * k + 1).unwrap().coefficients()[0],
+        ));
+    }
+    let a = audit(
+        &out_d,
+        &out_d2,
+        &fine_thresholds(s / (t as f64).sqrt()),
+        delta,
+        ALPHA,
+    );
+    eprintln!("dp-cd with row support, {t} charged releases: multiplier {s}, claim {claim}, runs {runs}, {a:?}");
+    assert!(
+        a.epsilon_lower_bound <= claim,
+        "{a:?} exceeds the claim {claim}"
+    );
+    if long() {
+        assert!(
+            a.epsilon_lower_bound >= 0.85 * claim,
+            "the long audit has too little power: {a:?} against {claim}"
         );
     }
 }

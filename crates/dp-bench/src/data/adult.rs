@@ -44,6 +44,29 @@ pub fn adult() -> Result<(Dataset<DenseDesign>, Vec<String>)> {
     parse_adult(ADULT_DATA)
 }
 
+/// The one-hot groups of [`adult()`]'s design: for each column of
+/// [`ADULT_CATEGORICAL`], the indices of its indicator columns (named `column=value`).
+/// A record is in one category of each, so at most one indicator of a group is
+/// non-zero (none for the dropped reference category); with the five numeric columns
+/// a record has at most 12 non-zero features, whatever the scaling (which maps zeros
+/// to zeros for the indicators). The structure comes from the encoding, not from the
+/// values, so it is a public bound ([`dp_optim::RowSupport::one_hot`]).
+pub fn one_hot_groups(names: &[String]) -> Vec<Vec<usize>> {
+    ADULT_CATEGORICAL
+        .iter()
+        .map(|c| {
+            let prefix = format!("{c}=");
+            names
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| n.starts_with(&prefix))
+                .map(|(j, _)| j)
+                .collect::<Vec<_>>()
+        })
+        .filter(|g| !g.is_empty())
+        .collect()
+}
+
 /// Parses text in the layout of UCI's `adult.data` (see [`adult()`]).
 pub fn parse_adult(text: &str) -> Result<(Dataset<DenseDesign>, Vec<String>)> {
     let mut rows: Vec<Vec<&str>> = Vec::new();
@@ -131,6 +154,18 @@ mod tests {
         assert_eq!(&d.x().row(0)[..3], &[39.0, 13.0, 2174.0]);
         // One dummy per category but the first; every record has at most 7 ones.
         assert!(d.x().row(0)[5..].iter().sum::<f64>() <= 7.0);
+    }
+
+    #[test]
+    fn one_hot_groups_cover_the_indicators_and_bound_every_record() {
+        let (d, names) = adult().unwrap();
+        let groups = one_hot_groups(&names);
+        assert_eq!(groups.len(), ADULT_CATEGORICAL.len());
+        let grouped: usize = groups.iter().map(Vec::len).sum();
+        assert_eq!(grouped + ADULT_NUMERIC.len(), d.n_features());
+        let bound = dp_optim::RowSupport::one_hot(groups);
+        assert_eq!(bound.releases_per_pass(d.n_features()).unwrap(), 12);
+        bound.validate(d.x()).unwrap();
     }
 
     #[test]

@@ -29,7 +29,7 @@ mod adult;
 mod nips2003;
 pub mod scaling;
 
-pub use adult::{adult, parse_adult, ADULT_CATEGORICAL, ADULT_NUMERIC};
+pub use adult::{adult, one_hot_groups, parse_adult, ADULT_CATEGORICAL, ADULT_NUMERIC};
 pub use scaling::{adult_train_test, scale_and_normalise_rows};
 
 pub use dp_models::io::{
