@@ -37,8 +37,9 @@ use dp_optim::auto::PublicBounds;
 use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
 use dp_optim::kernel::ColumnKernels;
 use dp_optim::{
-    with_intercept_column, AppendConstantColumn, CdParams, DpCdParams, DpScdParams, DpSgdParams,
-    Fitted, GlobalSmoothness, LinearModel, SdcaParams, Smoothness, Solver,
+    with_intercept_column, AppendConstantColumn, CdParams, CoordinateOrder, DpCdParams,
+    DpScdParams, DpSgdParams, Fitted, GlobalSmoothness, LinearModel, RowSupport, SdcaParams,
+    Smoothness, Solver,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -155,6 +156,15 @@ pub struct FitArgs {
     /// follow from it, so no privacy is spent on them.
     #[arg(long, allow_negative_numbers = true)]
     feature_bound: Option<f64>,
+    /// Declared public bound: every record has at most K non-zero features, chosen
+    /// without looking at the data (e.g. the numeric columns plus one per one-hot
+    /// encoded column). dp-cd then charges each pass as the K releases one record can
+    /// move instead of all p (the intercept column counts as one more), which lowers
+    /// the noise at the same epsilon, and visits the coordinates in a fresh random
+    /// permutation per pass. A record with more non-zeros is an error (nothing is
+    /// spent). dp-cd only.
+    #[arg(long)]
+    max_nonzeros: Option<usize>,
     /// Compute the smoothness constants from the data WITHOUT privacy (as the papers'
     /// experiments do). The guarantee then does not cover what they reveal, and the
     /// model file says so. Without this flag, `--feature-bound` is required.
@@ -359,6 +369,15 @@ fn fit_to_json(args: &FitArgs) -> Result<serde_json::Value> {
         if args.non_private_constants_from_data {
             bail!("--feature-bound and --non-private-constants-from-data exclude each other");
         }
+    }
+    if args.max_nonzeros.is_some() && args.algorithm != Algorithm::DpCd {
+        bail!(
+            "--max-nonzeros applies to --algorithm dp-cd only (its accounting is per \
+             coordinate release)"
+        );
+    }
+    if args.max_nonzeros == Some(0) {
+        bail!("invalid --max-nonzeros 0: a record must be allowed at least one non-zero feature");
     }
     if args.batch_size.is_some()
         && !matches!(
@@ -621,6 +640,16 @@ where
         }
         Algorithm::DpCd => {
             let missing = args.passes.is_none() || args.step.is_none() || args.clip.is_none();
+            // The declared support bound (the intercept column is one more non-zero),
+            // with the order it needs.
+            let support = args
+                .max_nonzeros
+                .map(|k| RowSupport::AtMost(k + usize::from(args.intercept)));
+            let order = if support.is_some() {
+                CoordinateOrder::Permutation
+            } else {
+                CoordinateOrder::Uniform
+            };
             let solver = match args.feature_bound {
                 // No (or not every) hyperparameter given: the no-tuning rules choose the
                 // missing ones from public inputs, and the M_j are estimated privately
@@ -660,7 +689,13 @@ where
                         num(chosen.clip),
                         chosen.smoothness_share * 100.0
                     ));
-                    params.passes(passes).step_scale(step).clip(clip).build()?
+                    params
+                        .passes(passes)
+                        .step_scale(step)
+                        .clip(clip)
+                        .coordinate_order(order)
+                        .row_support(support)
+                        .build()?
                 }
                 _ => DpCdParams::new(loss, penalty)
                     .epsilon(args.epsilon.unwrap_or(f64::NAN))
@@ -670,6 +705,8 @@ where
                     .clip(args.clip.unwrap_or(1.0))
                     .smoothness(smoothness.clone())
                     .allow_non_private_constants(args.non_private_constants_from_data)
+                    .coordinate_order(order)
+                    .row_support(support)
                     .build()?,
             };
             run(&solver, train_fit, seed)?
@@ -746,6 +783,18 @@ where
             out.insert("delta".into(), json!(pr.guarantee.delta));
             out.insert("adjacency".into(), json!(pr.guarantee.adjacency.name()));
             out.insert("accounting".into(), json!(pr.guarantee.how));
+            if let dp_optim::SolverPlan::DpCd(plan) = &pr.plan {
+                if let Some(charged) = plan.charged_releases {
+                    out.insert(
+                        "charged_releases".into(),
+                        json!(format!(
+                            "{charged} of {} coordinate releases (at most --max-nonzeros \
+                             per record and pass)",
+                            plan.releases
+                        )),
+                    );
+                }
+            }
             out.insert(
                 "uses_non_private_constants".into(),
                 json!(pr.uses_non_private_constants),

@@ -630,3 +630,106 @@ fn dp_scd_needs_l2_and_normalised_rows() {
     assert!(ok, "{out}\n{err}");
     assert!(field(&out, "accuracy").unwrap() > 0.8, "{out}");
 }
+
+/// `--max-nonzeros K`: a one-hot CSV (one numeric column, a colour in three indicator
+/// columns, at most one set) fits with each pass charged as the K releases a record can
+/// move; the guarantee still meets the target, the report says what was charged, and a
+/// bound the data break is refused naming the record (nothing is written).
+#[test]
+fn max_nonzeros_charges_what_a_record_can_move_and_refuses_broken_bounds() {
+    let dir = scratch("support");
+    let mut s = String::from("x,red,green,blue,label\n");
+    for i in 0..600 {
+        let x = ((i * 7919 % 1000) as f64 / 500.0) - 1.0;
+        let colour = i % 4; // 3: none of the three (a fourth, reference colour)
+        let ind: Vec<u8> = (0..3).map(|c| u8::from(c == colour)).collect();
+        let label = if x + 0.5 * f64::from(ind[0]) > 0.2 {
+            "yes"
+        } else {
+            "no"
+        };
+        s.push_str(&format!("{x},{},{},{},{label}\n", ind[0], ind[1], ind[2]));
+    }
+    let train = dir.join("onehot.csv");
+    std::fs::write(&train, s).unwrap();
+    let fit = |k: &str, model: &str| {
+        run(xtask().args([
+            "fit",
+            "--data",
+            train.to_str().unwrap(),
+            "--target",
+            "label",
+            "--positive",
+            "yes",
+            "--negative",
+            "no",
+            "--loss",
+            "logistic",
+            "--algorithm",
+            "dp-cd",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--feature-bound",
+            "1",
+            "--passes",
+            "10",
+            "--step",
+            "1",
+            "--clip",
+            "1",
+            "--max-nonzeros",
+            k,
+            "--json",
+            "--model-out",
+            dir.join(model).to_str().unwrap(),
+        ]))
+    };
+    let (ok, out, err) = fit("2", "ok.json");
+    assert!(ok, "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(v["epsilon"].as_f64().unwrap() <= 1.0, "{v}");
+    let charged = v["charged_releases"].as_str().unwrap();
+    assert!(charged.starts_with("20 of 40 "), "{charged}");
+    let model = std::fs::read_to_string(dir.join("ok.json")).unwrap();
+    assert!(model.contains("\"charged_releases\": 20"), "{model}");
+    // One numeric column and one indicator: two non-zeros; a bound of 1 is broken.
+    let (ok, out, err) = fit("1", "broken.json");
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("record") && err.contains("row support bound of 1"),
+        "{err}"
+    );
+    assert!(!dir.join("broken.json").exists());
+    // Other algorithms refuse the flag.
+    let (ok, _, err) = run(xtask().args([
+        "fit",
+        "--data",
+        train.to_str().unwrap(),
+        "--target",
+        "label",
+        "--positive",
+        "yes",
+        "--negative",
+        "no",
+        "--loss",
+        "logistic",
+        "--algorithm",
+        "dp-sgd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--feature-bound",
+        "1",
+        "--max-nonzeros",
+        "2",
+        "--model-out",
+        dir.join("sgd.json").to_str().unwrap(),
+    ]));
+    assert!(
+        !ok && err.contains("--max-nonzeros applies to --algorithm dp-cd"),
+        "{err}"
+    );
+}

@@ -1,4 +1,4 @@
-//! `cargo xtask privacy`: every example line of issue 2 and bad arguments, run through the
+//! `cargo xtask privacy`: every example line of the calculator's specification and bad arguments, run through the
 //! built binary. Expected values are independent references (closed forms / mpmath), not the
 //! calculator's own output.
 

@@ -23,7 +23,7 @@
 //!   constant multiplied by factors, on the same data (how `docs/defaults.md` chose them).
 //!
 //! Data (public bounds in brackets): Adult (DP-SCD preprocessing, rows of norm 1, no
-//! intercept as in issue 14 [|x_ij| <= 1, ||x_i|| <= 1]); Electricity (features clipped to
+//! intercept as in the Adult experiment [|x_ij| <= 1, ||x_i|| <= 1]); Electricity (features clipped to
 //! [0, 1], intercept [1]); California housing (standardised with the training rows'
 //! statistics, clipped to 3 standard deviations and divided by 3, label: value above the
 //! training median; intercept [1]); Website Phishing (the stand-in for LIBSVM phishing,

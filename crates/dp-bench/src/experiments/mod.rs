@@ -100,8 +100,8 @@ pub const REGISTRY: &[Experiment] = &[
     },
     Experiment {
         name: "adult",
-        about: "UCI Adult, fully private (issue 14): DP-CD / DP-GCD with public and private constants \
-                against DP-SGD and the peers, test accuracy vs epsilon",
+        about: "UCI Adult, fully private: DP-CD / DP-GCD with public and private constants (and DP-CD \
+                with the one-hot support bound) against DP-SGD and the peers, test accuracy vs epsilon",
         run: adult::run,
     },
 ];
