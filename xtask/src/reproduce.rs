@@ -1,5 +1,5 @@
 //! `cargo xtask reproduce [EXPERIMENT] [--profile quick|paper] [--out DIR] [--seed N]`
-//! (`dp-scd` also takes `--problems A,B` and `--resume`).
+//! (`dp-scd` also takes `--problems A,B` and `--resume`; `adult` takes `--methods A,B`).
 //!
 //! With no experiment name, runs every experiment in `dp_bench::experiments::REGISTRY`.
 //! Afterwards writes `OUT/index.md`, linking the report and figures of every experiment
@@ -38,6 +38,11 @@ pub struct Args {
     /// (`adult/svm` or `adult-svm`) or by data set (`adult`); all when omitted.
     #[arg(long, value_delimiter = ',')]
     pub problems: Vec<String>,
+    /// adult only: the methods to run, comma-separated, by their keys in
+    /// `summary.json` (e.g. `dp-cd-support,dp-sgd-private`); all when omitted. The report
+    /// then holds those rows (and the peers' and baselines').
+    #[arg(long, value_delimiter = ',')]
+    pub methods: Vec<String>,
 }
 
 /// Runs the subcommand.
@@ -53,6 +58,9 @@ pub fn run(args: Args) -> Result<()> {
         bail!(
             "--resume and --problems apply to the dp-scd experiment only: run `cargo xtask reproduce dp-scd ...`"
         );
+    }
+    if !args.methods.is_empty() && selected.iter().any(|e| e.name != experiments::adult::NAME) {
+        bail!("--methods applies to the adult experiment only: run `cargo xtask reproduce adult --methods ...`");
     }
     let scd_options = experiments::dp_scd::RunOptions {
         resume: args.resume,
@@ -76,6 +84,12 @@ pub fn run(args: Args) -> Result<()> {
         if e.name == experiments::dp_scd::NAME {
             let settings = experiments::dp_scd::Settings::for_profile(config.profile);
             experiments::dp_scd::run_with_options(&config, &settings, &scd_options)?;
+        } else if e.name == experiments::adult::NAME && !args.methods.is_empty() {
+            let settings = experiments::adult::Settings {
+                only: args.methods.clone(),
+                ..experiments::adult::Settings::for_profile(config.profile)
+            };
+            experiments::adult::run_with(&config, &settings)?;
         } else {
             (e.run)(&config)?;
         }

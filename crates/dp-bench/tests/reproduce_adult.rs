@@ -88,3 +88,47 @@ fn smoke_profile_writes_consistent_outputs() {
     assert!(!dir.join("summary.partial.json").exists());
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+/// `Settings::only` (`cargo xtask reproduce adult --methods ...`): the run holds the
+/// named rows and the baselines only, and an unknown key is refused with the list of
+/// known ones before anything runs.
+#[test]
+fn a_method_filter_runs_the_named_rows_only() {
+    let out = std::env::temp_dir().join(format!("dp-bench-adult-only-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let config = ExperimentConfig {
+        profile: Profile::Smoke,
+        out_dir: out.clone(),
+        seed: 5,
+        progress: ProgressMode::Silent,
+    };
+    let only = vec![
+        "dp-cd-support".to_owned(),
+        "dp-cd-defaults-support".to_owned(),
+    ];
+    let settings = Settings {
+        only: only.clone(),
+        ..Settings::for_profile(Profile::Smoke)
+    };
+    run_with(&config, &settings).unwrap();
+    let text = std::fs::read_to_string(out.join("adult").join("summary.json")).unwrap();
+    let summary: Summary<Record> = serde_json::from_str(&text).unwrap();
+    let mut keys: Vec<&str> = summary
+        .records
+        .iter()
+        .filter(|r| r.epsilon.is_some())
+        .map(|r| r.method.as_str())
+        .collect();
+    keys.dedup();
+    assert_eq!(keys, only);
+    let bad = Settings {
+        only: vec!["dp-cd-nonesuch".to_owned()],
+        ..Settings::for_profile(Profile::Smoke)
+    };
+    let e = run_with(&config, &bad).unwrap_err().to_string();
+    assert!(
+        e.contains("dp-cd-nonesuch") && e.contains("dp-cd-support"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -28,6 +28,11 @@
 //!   model is confident) and `C = G0 R`, the number of passes `K / p` is
 //!   `kappa n eps sqrt(c) / (p G0 sqrt(log(1/delta)))`, clamped to `[2, 50]` (the
 //!   paper's grid). The constant `kappa` is measured (`docs/defaults.md`).
+//! * **With a row-support bound** ([`PublicBounds::row_support`], `k` releases charged
+//!   per pass instead of `p`): the noise term is charged `K k / p` releases instead of
+//!   `K`, so the balance moves to `K sqrt(p / k)`: the passes rule is multiplied by
+//!   `sqrt(p / k)` (then clamped), and the fit uses the bound with a fresh permutation
+//!   of the coordinates per pass.
 //!
 //! Everything here is a function of public inputs: the choice costs no privacy.
 
@@ -35,6 +40,8 @@ use crate::constants::Smoothness;
 use crate::dp_cd::DpCdParams;
 use crate::error::{positive, OptimError, Result};
 use crate::privacy::{Accounting, PrivacyParams};
+use crate::schedule::CoordinateOrder;
+use crate::support::RowSupport;
 use dp_models::constants::Tagged;
 use dp_models::{Loss, Penalty};
 use serde::{Deserialize, Serialize};
@@ -55,6 +62,11 @@ pub struct PublicBounds {
     pub feature_bounds: Option<Vec<f64>>,
     /// `||x_i||_2 <= R` for every row.
     pub row_norm_bound: Option<f64>,
+    /// How many features of a row can be non-zero ([`RowSupport`]): DP-CD then charges
+    /// each pass as the `k` releases one record can move, and the passes rule scales
+    /// by `sqrt(p / k)` (see the module docs).
+    #[serde(default)]
+    pub row_support: Option<RowSupport>,
 }
 
 impl PublicBounds {
@@ -63,7 +75,13 @@ impl PublicBounds {
         Self {
             feature_bounds: Some(vec![b; p]),
             row_norm_bound: None,
+            row_support: None,
         }
+    }
+    /// Adds a row-support bound ([`DpCdParams::row_support`]).
+    pub fn with_row_support(mut self, support: RowSupport) -> Self {
+        self.row_support = Some(support);
+        self
     }
     /// Adds a row-norm bound.
     pub fn with_row_norm(mut self, r: f64) -> Self {
@@ -102,6 +120,9 @@ impl PublicBounds {
         }
         if let Some(r) = self.row_norm_bound {
             positive("row norm bound", r)?;
+        }
+        if let Some(k) = &self.row_support {
+            k.check(p)?;
         }
         Ok(())
     }
@@ -163,7 +184,13 @@ pub fn dp_cd_defaults<L: Loss + ?Sized>(
     let clip = CLIP_CONSTANT * g * r;
     let eps = privacy.epsilon.get();
     let log_inv_delta = -privacy.delta.get().ln();
-    let raw = PASSES_CONSTANT * n as f64 * eps * c.sqrt() / (p as f64 * g * log_inv_delta.sqrt());
+    // With a row-support bound a pass is charged k releases, not p (module docs).
+    let support_gain = match &bounds.row_support {
+        Some(k) => (p as f64 / k.releases_per_pass(p)? as f64).sqrt(),
+        None => 1.0,
+    };
+    let raw = PASSES_CONSTANT * n as f64 * eps * c.sqrt() * support_gain
+        / (p as f64 * g * log_inv_delta.sqrt());
     let passes = raw
         .round()
         .clamp(PASSES_RANGE.0 as f64, PASSES_RANGE.1 as f64) as u64;
@@ -217,6 +244,12 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
                 budget_fraction: d.smoothness_share,
                 failure_probability: Some(0.05),
             });
+        let params = match &bounds.row_support {
+            Some(k) => params
+                .coordinate_order(CoordinateOrder::Permutation)
+                .row_support(Some(k.clone())),
+            None => params,
+        };
         Ok((params, d))
     }
 }
@@ -224,7 +257,35 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dp_models::{Logistic, Squared};
+    use dp_models::{Logistic, Squared, L2};
+
+    #[test]
+    fn a_row_support_bound_scales_the_passes_and_reaches_the_fit() {
+        let b = PublicBounds::uniform(9, 1.0).with_row_norm(1.0);
+        let plain = dp_cd_defaults(&Logistic, 0.5, 1e-6, &b, 5_000, 9).unwrap();
+        let k = RowSupport::one_hot(vec![vec![2, 3, 4], vec![5, 6, 7, 8]]); // k = 4
+        let bs = b.clone().with_row_support(k.clone());
+        let sparse = dp_cd_defaults(&Logistic, 0.5, 1e-6, &bs, 5_000, 9).unwrap();
+        let ratio = sparse.passes_unclamped / plain.passes_unclamped;
+        assert!((ratio - (9.0f64 / 4.0).sqrt()).abs() < 1e-12, "{ratio}");
+        let (params, _) =
+            DpCdParams::defaults_for(Logistic, L2::new(1e-4).unwrap(), 0.5, 1e-6, &bs, 5_000, 9)
+                .unwrap();
+        let solver = params.build().unwrap();
+        let plan = solver
+            .plan(
+                5_000,
+                &[0.25; 9],
+                dp_models::constants::Provenance::PublicBound,
+            )
+            .unwrap();
+        assert_eq!(plan.row_support, Some(k));
+        assert_eq!(plan.coordinate_order, CoordinateOrder::Permutation);
+        assert_eq!(plan.charged(), 4 * sparse.passes);
+        // A bound naming a feature the data lack is refused.
+        let bad = b.with_row_support(RowSupport::one_hot(vec![vec![9]]));
+        assert!(dp_cd_defaults(&Logistic, 0.5, 1e-6, &bad, 5_000, 9).is_err());
+    }
 
     #[test]
     fn rules_follow_the_formulas_and_refuse_bad_input() {

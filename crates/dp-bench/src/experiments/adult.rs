@@ -263,6 +263,8 @@ pub struct Settings {
     pub sgd_clips: Vec<f64>,
     /// L2 strengths of the `lambda`-tuned variant.
     pub lambdas: Vec<f64>,
+    /// Run only these methods (their keys, as in `summary.json`); all when empty.
+    pub only: Vec<String>,
 }
 
 impl Settings {
@@ -288,6 +290,7 @@ impl Settings {
                 sgd_steps: vec![0.3, 1.0, 3.0, 10.0],
                 sgd_clips: vec![0.03, 0.1, 0.3, 1.0],
                 lambdas: vec![1e-5, 1e-4, 1e-3],
+                only: Vec::new(),
             },
             Profile::Quick => Settings {
                 epsilons: EPSILONS.to_vec(),
@@ -307,6 +310,7 @@ impl Settings {
                 sgd_steps: vec![1.0, 3.0, 10.0],
                 sgd_clips: vec![0.3, 1.0],
                 lambdas: vec![1e-5, 1e-3],
+                only: Vec::new(),
             },
             Profile::Smoke => Settings {
                 epsilons: vec![1.0],
@@ -325,6 +329,7 @@ impl Settings {
                 sgd_steps: vec![1.0],
                 sgd_clips: vec![1.0],
                 lambdas: vec![1e-5, 1e-3],
+                only: Vec::new(),
             },
         }
     }
@@ -607,16 +612,23 @@ pub fn dp_sgd_add_remove() -> FitFn {
     })
 }
 
-/// The public bounds of the preprocessed rows: `|x_ij| <= 1`, `||x_i|| <= 1`.
-fn adult_bounds(p: usize) -> PublicBounds {
-    PublicBounds::uniform(p, 1.0).with_row_norm(1.0)
+/// The public bounds of the preprocessed rows: `|x_ij| <= 1`, `||x_i|| <= 1`, and with
+/// `support` the one-hot row-support bound ([`adult_row_support`]).
+fn adult_bounds(p: usize, support: bool) -> Result<PublicBounds> {
+    let b = PublicBounds::uniform(p, 1.0).with_row_norm(1.0);
+    Ok(if support {
+        b.with_row_support(adult_row_support()?)
+    } else {
+        b
+    })
 }
 
 /// The no-tuning rule of `dp_optim::auto` (DP-CD): passes, step scale and clip from
-/// epsilon, delta, `n`, `p`, the logistic loss and the public bounds only.
-pub fn dp_cd_defaults_rule() -> RuleFn {
-    Box::new(|eps, delta, n, p| {
-        let d = dp_cd_defaults(&Logistic, eps, delta, &adult_bounds(p), n, p)?;
+/// epsilon, delta, `n`, `p`, the logistic loss and the public bounds only (with
+/// `support`, the one-hot row-support bound too).
+pub fn dp_cd_defaults_rule(support: bool) -> RuleFn {
+    Box::new(move |eps, delta, n, p| {
+        let d = dp_cd_defaults(&Logistic, eps, delta, &adult_bounds(p, support)?, n, p)?;
         Ok(Point {
             passes: d.passes,
             step: d.step_scale,
@@ -630,15 +642,15 @@ pub fn dp_cd_defaults_rule() -> RuleFn {
 /// DP-CD built by `DpCdParams::defaults_for` (the library's no-tuning defaults: private
 /// `M_j` on 5 % of epsilon, `Accounting::Exact`); refuses to fit if the point it is
 /// handed is not the one the rule chose (the record must show the point used).
-pub fn dp_cd_defaults_fit() -> FitFn {
-    Box::new(|f: &FitInput<'_>| {
+pub fn dp_cd_defaults_fit(support: bool) -> FitFn {
+    Box::new(move |f: &FitInput<'_>| {
         let p = f.data.n_features();
         let (params, chosen) = DpCdParams::defaults_for(
             Logistic,
             L2::new(LAMBDA)?,
             f.epsilon,
             f.delta,
-            &adult_bounds(p),
+            &adult_bounds(p, support)?,
             f.data.n_samples(),
             p,
         )?;
@@ -751,6 +763,15 @@ pub fn methods(s: &Settings) -> Vec<Method> {
             ),
         },
         Method {
+            key: "dp-cd-public-support",
+            label: "DP-CD, public M_j = 1/4, one-hot support accounting, permutation order".into(),
+            group: Group::FullyPrivate,
+            family: Family::Coordinate,
+            tuning: Tuning::Validation,
+            grid: s.cd_grid(&s.cd_public_steps, &[LAMBDA]),
+            fit: dp_cd_support(Constants::Public, Adjacency::ReplaceOne),
+        },
+        Method {
             key: "dp-gcd-public",
             label: "DP-GCD zCDP, public M_j = 1/4".into(),
             group: Group::FullyPrivate,
@@ -810,9 +831,21 @@ pub fn methods(s: &Settings) -> Vec<Method> {
         label: format!("DP-CD, no-tuning defaults (dp_optim::auto; private M_j, {pct} % of eps)"),
         group: Group::Defaults,
         family: Family::Coordinate,
-        tuning: Tuning::Rule(dp_cd_defaults_rule()),
+        tuning: Tuning::Rule(dp_cd_defaults_rule(false)),
         grid: Vec::new(),
-        fit: dp_cd_defaults_fit(),
+        fit: dp_cd_defaults_fit(false),
+    });
+    m.push(Method {
+        key: "dp-cd-defaults-support",
+        label: format!(
+            "DP-CD, no-tuning defaults with the one-hot support bound (dp_optim::auto; \
+             private M_j, {pct} % of eps)"
+        ),
+        group: Group::Defaults,
+        family: Family::Coordinate,
+        tuning: Tuning::Rule(dp_cd_defaults_rule(true)),
+        grid: Vec::new(),
+        fit: dp_cd_defaults_fit(true),
     });
     m.push(Method {
         key: "dp-cd-gaussian-select",
@@ -926,6 +959,9 @@ pub fn methods(s: &Settings) -> Vec<Method> {
                 fit: dp_gcd(Constants::Private(0.02)),
             },
         ]);
+    }
+    if !s.only.is_empty() {
+        m.retain(|x| s.only.iter().any(|k| k == x.key));
     }
     m
 }
@@ -1420,6 +1456,20 @@ fn workspace_root() -> PathBuf {
 /// [`run`] with explicit settings.
 pub fn run_with(config: &ExperimentConfig, settings: &Settings) -> Result<()> {
     let wall = Instant::now();
+    if !settings.only.is_empty() {
+        let all = methods(&Settings {
+            only: Vec::new(),
+            ..settings.clone()
+        });
+        let known: Vec<&str> = all.iter().map(|m| m.key).collect();
+        for k in &settings.only {
+            anyhow::ensure!(
+                known.contains(&k.as_str()),
+                "adult: no method '{k}' in this profile; the methods are: {}",
+                known.join(", ")
+            );
+        }
+    }
     let dir = config.out_dir.join(NAME);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let splits = load_splits(settings.subsample)?;
@@ -1924,10 +1974,11 @@ fn reading(records: &[Record], peers: Option<&PeerFile>, epsilons: &[f64]) -> St
         {
             // The best fully private row of the same algorithm (DP-CD with any of its
             // constants), tuned for free on validation.
+            // "dp-cd-defaults" and "dp-cd-defaults-support" both compare with "dp-cd-*".
             let prefix = d
                 .method
-                .strip_suffix("-defaults")
-                .map(|k| format!("{k}-"))
+                .split_once("-defaults")
+                .map(|(k, _)| format!("{k}-"))
                 .unwrap_or_default();
             let same = best_of(records, eps, |r| {
                 r.group == "fully-private" && r.fully_private && r.method.starts_with(&prefix)
