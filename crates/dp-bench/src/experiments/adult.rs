@@ -508,7 +508,7 @@ fn adult_row_support() -> Result<RowSupport> {
 }
 
 /// DP-CD as [`dp_cd`] (last iterate) with the public row-support bound of Adult's
-/// one-hot design ([`adult_row_support`]): each pass is charged as the `k = 12`
+/// one-hot design (`adult_row_support`): each pass is charged as the `k = 12`
 /// releases one record can move instead of all `p = 81`
 /// ([`DpCdParams::row_support`]), in a fresh random permutation of the coordinates per
 /// pass (which the bound needs), under `adjacency` (with the split's size as the public
@@ -613,7 +613,7 @@ pub fn dp_sgd_add_remove() -> FitFn {
 }
 
 /// The public bounds of the preprocessed rows: `|x_ij| <= 1`, `||x_i|| <= 1`, and with
-/// `support` the one-hot row-support bound ([`adult_row_support`]).
+/// `support` the one-hot row-support bound (`adult_row_support`).
 fn adult_bounds(p: usize, support: bool) -> Result<PublicBounds> {
     let b = PublicBounds::uniform(p, 1.0).with_row_norm(1.0);
     Ok(if support {
