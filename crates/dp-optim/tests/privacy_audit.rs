@@ -1295,6 +1295,49 @@ fn audit_runs(default: usize, long_runs: usize) -> usize {
     }
 }
 
+/// The end of every composed DP-CD audit: `runs` seeded fits of `solver` on `d` and on
+/// `d2` (seeds `2k` and `2k + 1`), coordinate 0 of each mapped through `stat` (centred at
+/// 0 on `d` and 1 on `d2`, noise scale `s / sqrt(t)`), threshold tests (one direction,
+/// or both with `both`): the lower bound must not exceed `claim`, and with
+/// `DP_AUDIT_LONG=1` must reach 0.85 of it.
+#[allow(clippy::too_many_arguments)]
+fn composed_dp_cd_audit<S: Solver<DenseDesign>>(
+    what: &str,
+    solver: &S,
+    (d, d2): (&Dataset<DenseDesign>, &Dataset<DenseDesign>),
+    stat: impl Fn(f64) -> f64,
+    (t, s): (u64, f64),
+    claim: f64,
+    delta: f64,
+    both: bool,
+) {
+    let runs = audit_runs(3_000, 1_000_000);
+    let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    for k in 0..runs as u64 {
+        out_d.push(stat(solver.fit_seeded(d, 2 * k).unwrap().coefficients()[0]));
+        out_d2.push(stat(
+            solver.fit_seeded(d2, 2 * k + 1).unwrap().coefficients()[0],
+        ));
+    }
+    let thresholds = fine_thresholds(s / (t as f64).sqrt());
+    let a = if both {
+        audit_both(&out_d, &out_d2, &thresholds, delta)
+    } else {
+        audit(&out_d, &out_d2, &thresholds, delta, ALPHA)
+    };
+    eprintln!("{what}, {t} releases: multiplier {s}, claim {claim}, runs {runs}, {a:?}");
+    assert!(
+        a.epsilon_lower_bound <= claim,
+        "{what}: {a:?} exceeds the claim {claim}"
+    );
+    if long() {
+        assert!(
+            a.epsilon_lower_bound >= 0.85 * claim,
+            "{what}: the long audit has too little power: {a:?} against {claim}"
+        );
+    }
+}
+
 /// DP-CD, `T = 10` composed releases, end to end with exact (GDP) accounting. `n = 4`,
 /// one feature equal to 1, logistic loss, `C = 0.01`: every per-sample gradient stays
 /// clipped along the whole run (`|w| << 1`), so each release is `-C` on `D` (all labels
@@ -1324,8 +1367,6 @@ fn dp_cd_composed_releases_empirical_epsilon() {
         .unwrap();
     let sens = 2.0 * clip / n_rec as f64;
     let stat = |w: f64| (-w * m / gamma + t as f64 * clip) / (t as f64 * sens);
-    let runs = audit_runs(3_000, 1_000_000);
-    let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     let first = solver.fit_seeded(&d, u64::MAX).unwrap();
     let pr = first.privacy().unwrap();
     let claim = pr.guarantee.epsilon;
@@ -1334,36 +1375,16 @@ fn dp_cd_composed_releases_empirical_epsilon() {
     };
     assert_eq!(plan.releases, t);
     let s = plan.noise_multiplier;
-    for k in 0..runs as u64 {
-        out_d.push(stat(
-            solver.fit_seeded(&d, 2 * k).unwrap().model.coefficients[0],
-        ));
-        out_d2.push(stat(
-            solver
-                .fit_seeded(&d2, 2 * k + 1)
-                .unwrap()
-                .model
-                .coefficients[0],
-        ));
-    }
-    let a = audit(
-        &out_d,
-        &out_d2,
-        &fine_thresholds(s / (t as f64).sqrt()),
+    composed_dp_cd_audit(
+        "dp-cd",
+        &solver,
+        (&d, &d2),
+        stat,
+        (t, s),
+        claim,
         delta,
-        ALPHA,
+        false,
     );
-    eprintln!("dp-cd, {t} releases: multiplier {s}, claim {claim}, runs {runs}, {a:?}");
-    assert!(
-        a.epsilon_lower_bound <= claim,
-        "{a:?} exceeds the claim {claim}"
-    );
-    if long() {
-        assert!(
-            a.epsilon_lower_bound >= 0.85 * claim,
-            "the long audit has too little power: {a:?} against {claim}"
-        );
-    }
 }
 
 /// DP-CD under add/remove, `T = 10` composed releases, end to end with exact (GDP)
@@ -1404,8 +1425,6 @@ fn dp_cd_add_remove_composed_releases_empirical_epsilon() {
     let sens = clip / public_n as f64;
     // sum_t g_t = -w m / gamma; on D it is -T C, on D' -T (C + sens).
     let stat = |w: f64| (w * m / gamma - t as f64 * clip) / (t as f64 * sens);
-    let runs = audit_runs(3_000, 1_000_000);
-    let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     let first = solver.fit_seeded(&d, u64::MAX).unwrap();
     let pr = first.privacy().unwrap();
     assert_eq!(pr.guarantee.adjacency, Adjacency::AddRemove);
@@ -1416,35 +1435,16 @@ fn dp_cd_add_remove_composed_releases_empirical_epsilon() {
     assert_eq!(plan.releases, t);
     assert_eq!(plan.sensitivities[0], sens);
     let s = plan.noise_multiplier;
-    for k in 0..runs as u64 {
-        out_d.push(stat(
-            solver.fit_seeded(&d, 2 * k).unwrap().model.coefficients[0],
-        ));
-        out_d2.push(stat(
-            solver
-                .fit_seeded(&d2, 2 * k + 1)
-                .unwrap()
-                .model
-                .coefficients[0],
-        ));
-    }
-    let a = audit_both(
-        &out_d,
-        &out_d2,
-        &fine_thresholds(s / (t as f64).sqrt()),
+    composed_dp_cd_audit(
+        "dp-cd add/remove",
+        &solver,
+        (&d, &d2),
+        stat,
+        (t, s),
+        claim,
         delta,
+        true,
     );
-    eprintln!("dp-cd add/remove, {t} releases: multiplier {s}, claim {claim}, runs {runs}, {a:?}");
-    assert!(
-        a.epsilon_lower_bound <= claim,
-        "{a:?} exceeds the claim {claim}"
-    );
-    if long() {
-        assert!(
-            a.epsilon_lower_bound >= 0.85 * claim,
-            "the long audit has too little power: {a:?} against {claim}"
-        );
-    }
 }
 
 /// DP-GCD, one iteration on two coordinates, selection included, both variants. `D`:
@@ -2011,33 +2011,15 @@ fn dp_cd_support_composed_releases_empirical_epsilon() {
     let sens = 2.0 * c0 / n_rec as f64;
     assert!((plan.sensitivities[0] - sens).abs() <= 1e-18);
     let stat = |w: f64| (-w * m / gamma + t as f64 * c0) / (t as f64 * sens);
-    let runs = audit_runs(3_000, 1_000_000);
-    let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     let s = plan.noise_multiplier;
-    for k in 0..runs as u64 {
-        out_d.push(stat(
-            solver.fit_seeded(&d, 2 * k).unwrap().coefficients()[0],
-        ));
-        out_d2.push(stat(
-            solver.fit_seeded(&d2, 2 * k + 1).unwrap().coefficients()[0],
-        ));
-    }
-    let a = audit(
-        &out_d,
-        &out_d2,
-        &fine_thresholds(s / (t as f64).sqrt()),
+    composed_dp_cd_audit(
+        "dp-cd with row support",
+        &solver,
+        (&d, &d2),
+        stat,
+        (t, s),
+        claim,
         delta,
-        ALPHA,
+        false,
     );
-    eprintln!("dp-cd with row support, {t} charged releases: multiplier {s}, claim {claim}, runs {runs}, {a:?}");
-    assert!(
-        a.epsilon_lower_bound <= claim,
-        "{a:?} exceeds the claim {claim}"
-    );
-    if long() {
-        assert!(
-            a.epsilon_lower_bound >= 0.85 * claim,
-            "the long audit has too little power: {a:?} against {claim}"
-        );
-    }
 }

@@ -444,23 +444,43 @@ impl Constants {
     }
 }
 
+/// The DP-CD builder every DP-CD row shares: logistic + L2 at the point's `lambda`,
+/// `Accounting::Exact` (GDP), the point's passes, step scale and clip, `constants`,
+/// `averaging`; under add/remove with the split's size as the public count.
+fn dp_cd_params(
+    constants: Constants,
+    averaging: Averaging,
+    adjacency: Adjacency,
+    f: &FitInput<'_>,
+) -> Result<DpCdParams<Logistic, L2>> {
+    let (smoothness, allow) = constants.smoothness(f.data)?;
+    let params = DpCdParams::new(Logistic, L2::new(f.point.lambda)?)
+        .epsilon(f.epsilon)
+        .delta(f.delta)
+        .passes(f.point.passes)
+        .step_scale(f.point.step)
+        .clip(f.point.clip)
+        .averaging(averaging)
+        .accounting(Accounting::Exact)
+        .smoothness(smoothness)
+        .allow_non_private_constants(allow);
+    Ok(match adjacency {
+        Adjacency::ReplaceOne => params,
+        Adjacency::AddRemove => params
+            .adjacency(Adjacency::AddRemove)
+            .public_n(f.data.n_samples()),
+    })
+}
+
 /// DP-CD (Mangold et al. 2022) with `constants`, `Accounting::Exact` (GDP), last
 /// iterate or `averaging`.
 pub fn dp_cd(constants: Constants, averaging: Averaging) -> FitFn {
     Box::new(move |f: &FitInput<'_>| {
-        let (smoothness, allow) = constants.smoothness(f.data)?;
-        Ok(DpCdParams::new(Logistic, L2::new(f.point.lambda)?)
-            .epsilon(f.epsilon)
-            .delta(f.delta)
-            .passes(f.point.passes)
-            .step_scale(f.point.step)
-            .clip(f.point.clip)
-            .averaging(averaging)
-            .accounting(Accounting::Exact)
-            .smoothness(smoothness)
-            .allow_non_private_constants(allow)
-            .build()?
-            .fit_seeded(f.data, f.seed)?)
+        Ok(
+            dp_cd_params(constants, averaging, Adjacency::ReplaceOne, f)?
+                .build()?
+                .fit_seeded(f.data, f.seed)?,
+        )
     })
 }
 
@@ -472,21 +492,11 @@ pub fn dp_cd(constants: Constants, averaging: Averaging) -> FitFn {
 /// from the replace-one rows: shown so that the comparison with Opacus is like for like.
 pub fn dp_cd_add_remove(constants: Constants) -> FitFn {
     Box::new(move |f: &FitInput<'_>| {
-        let (smoothness, allow) = constants.smoothness(f.data)?;
-        Ok(DpCdParams::new(Logistic, L2::new(f.point.lambda)?)
-            .epsilon(f.epsilon)
-            .delta(f.delta)
-            .passes(f.point.passes)
-            .step_scale(f.point.step)
-            .clip(f.point.clip)
-            .averaging(Averaging::LastIterate)
-            .accounting(Accounting::Exact)
-            .smoothness(smoothness)
-            .allow_non_private_constants(allow)
-            .adjacency(Adjacency::AddRemove)
-            .public_n(f.data.n_samples())
-            .build()?
-            .fit_seeded(f.data, f.seed)?)
+        Ok(
+            dp_cd_params(constants, Averaging::LastIterate, Adjacency::AddRemove, f)?
+                .build()?
+                .fit_seeded(f.data, f.seed)?,
+        )
     })
 }
 
@@ -515,26 +525,13 @@ fn adult_row_support() -> Result<RowSupport> {
 /// count under add/remove, as [`dp_cd_add_remove`]).
 pub fn dp_cd_support(constants: Constants, adjacency: Adjacency) -> FitFn {
     Box::new(move |f: &FitInput<'_>| {
-        let (smoothness, allow) = constants.smoothness(f.data)?;
-        let params = DpCdParams::new(Logistic, L2::new(f.point.lambda)?)
-            .epsilon(f.epsilon)
-            .delta(f.delta)
-            .passes(f.point.passes)
-            .step_scale(f.point.step)
-            .clip(f.point.clip)
-            .averaging(Averaging::LastIterate)
-            .accounting(Accounting::Exact)
-            .smoothness(smoothness)
-            .allow_non_private_constants(allow)
-            .coordinate_order(CoordinateOrder::Permutation)
-            .row_support(Some(adult_row_support()?));
-        let params = match adjacency {
-            Adjacency::ReplaceOne => params,
-            Adjacency::AddRemove => params
-                .adjacency(Adjacency::AddRemove)
-                .public_n(f.data.n_samples()),
-        };
-        Ok(params.build()?.fit_seeded(f.data, f.seed)?)
+        Ok(
+            dp_cd_params(constants, Averaging::LastIterate, adjacency, f)?
+                .coordinate_order(CoordinateOrder::Permutation)
+                .row_support(Some(adult_row_support()?))
+                .build()?
+                .fit_seeded(f.data, f.seed)?,
+        )
     })
 }
 
