@@ -616,6 +616,16 @@ impl<D: ColumnKernels, L: Loss, P: Penalty> Solver<D> for DpCd<L, P> {
     /// quantile search (`sqrt(p) / N`) are normalised by `N` with their add/remove
     /// sensitivities (proofs at `dp_models::constants` and `private_clip_quantiles`);
     /// what is refused under add/remove is refused before anything is charged.
+    ///
+    /// *Row support* ([`DpCdParams::row_support`]): a record whose feature `j` is zero
+    /// contributes exactly `0` to the release of coordinate `j` (the kernels return `+0`
+    /// for a zero feature whatever the derivative), so for any neighbouring pair the
+    /// releases of the coordinates outside the two records' supports are the same on
+    /// both datasets. With every record having at most the bound's non-zeros (checked
+    /// before anything is charged) and each coordinate visited at most `ceil(T K / p)`
+    /// times (permutation or cyclic order), every pair is dominated by
+    /// `min(T K, k ceil(T K / p))` Gaussian releases of multiplier `s`, the count the
+    /// ledger is charged and `s` is calibrated on (proof: [`crate::support`]).
     fn fit_with_rng(&self, data: &Dataset<D>, rng: &mut dyn RngCore) -> Result<Fitted> {
         self.fit_inner(data, Streams::from_rng(rng), Switches::ON)
     }
