@@ -666,6 +666,10 @@ where
                             fb[q - 1] = 1.0;
                         }
                     }
+                    // A declared support bound also scales the passes rule (sqrt(p / k)).
+                    if let Some(k) = &support {
+                        bounds = bounds.with_row_support(k.clone());
+                    }
                     let (params, chosen) = DpCdParams::defaults_for(
                         loss,
                         penalty,
@@ -682,7 +686,8 @@ where
                         "passes {passes}, step scale {step}, clip {} (given or chosen by \
                          the no-tuning rules of dp_optim::auto from epsilon, delta, the \
                          loss, the bounds, n and p; rule values: passes {}, step {}, clip \
-                         {}); M_j estimated privately from the bounds with {} % of epsilon",
+                         {}); M_j estimated privately from the bounds in one Gaussian release with {} % \
+                         of the Gaussian-DP budget mu^2",
                         num(clip),
                         chosen.passes,
                         chosen.step_scale,

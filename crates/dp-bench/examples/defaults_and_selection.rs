@@ -5,7 +5,7 @@
 //! cargo run --release -p dp-bench --example defaults_and_selection -- calibrate [SEEDS [F_T,.. [F_C,..]]]
 //! ```
 //!
-//! * `compare` (default SEEDS = 3): for each data set and epsilon in {0.5, 1, 2, 5}
+//! * `compare` (default SEEDS = 3): for each data set and epsilon in {0.1, 0.5, 1, 2, 5}
 //!   (`delta = 1/n_train^2`), test accuracy (mean of SEEDS fits) of DP-CD
 //!   - **tuned**: passes x step scale x clip tuned on a validation split (one fit per grid
 //!     point, **not charged**, as in the papers), refitted on all training rows;
@@ -17,7 +17,8 @@
 //!     (passes x {1/3, 1, 3}, step scale x {1/2, 1}, clip x {1/2, 1, 2}).
 //!
 //!   All three are fully private otherwise: the `M_j` are estimated privately from the
-//!   public bounds (5 % of epsilon, `Smoothness::PrivateBounded`), and every fit's
+//!   public bounds (one Gaussian release, 5 % of the Gaussian-DP budget `mu^2`,
+//!   `dp_optim::auto::private_smoothness`, as the defaults do), and every fit's
 //!   guarantee is at most epsilon (the tuned row's search excepted).
 //! * `calibrate`: the defaults with the passes rule's constant and the clipping rule's
 //!   constant multiplied by factors, on the same data (how `docs/defaults.md` chose them).
@@ -35,7 +36,6 @@
 //! fitted with `fit` / `select` (noise from the operating system).
 
 use anyhow::{bail, Result};
-use dp_models::constants::Tagged;
 use dp_models::split::{select, split_indices};
 use dp_models::{Dataset, DenseDesign, Logistic, L2};
 use dp_optim::auto::{dp_cd_defaults, PublicBounds, PASSES_RANGE};
@@ -44,7 +44,7 @@ use dp_optim::{with_intercept_column, Accounting, DpCdParams, PrivacyParams, Smo
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
-const EPSILONS: [f64; 4] = [0.5, 1.0, 2.0, 5.0];
+const EPSILONS: [f64; 5] = [0.1, 0.5, 1.0, 2.0, 5.0];
 const LAMBDA: f64 = 1e-5;
 
 struct Prepared {
@@ -251,13 +251,9 @@ fn datasets() -> Result<Vec<Prepared>> {
     Ok(out)
 }
 
+/// The defaults' private `M_j` (every row of the comparison uses the same estimate).
 fn smoothness(b: &PublicBounds) -> Smoothness {
-    Smoothness::PrivateBounded {
-        feature_bounds: b.feature_bounds.clone().map(Tagged::public),
-        row_norm_bound: b.row_norm_bound.map(Tagged::public),
-        budget_fraction: dp_optim::auto::SMOOTHNESS_SHARE,
-        failure_probability: Some(0.05),
-    }
+    dp_optim::auto::private_smoothness(b, dp_optim::auto::SMOOTHNESS_SHARE)
 }
 
 fn solver(

@@ -9,9 +9,10 @@
 //! `R` the effective public row-norm bound (`min(R, ||b||_2)` for a row bound `R` and
 //! per-feature bounds `b`).
 //!
-//! * **Constants:** estimated privately from the bounds
-//!   ([`Smoothness::PrivateBounded`], shifted into upper bounds with probability 0.95) with
-//!   5 % of epsilon: the step sizes then follow the data's imbalance instead of the bound.
+//! * **Constants:** estimated privately from the bounds in one Gaussian release
+//!   ([`Smoothness::PrivateGaussian`], shifted into upper bounds with probability 0.95,
+//!   [`private_smoothness`]) with 5 % of the Gaussian-DP budget `mu^2`: the step sizes
+//!   then follow the data's imbalance instead of the bound.
 //! * **Step scale `gamma = 1`:** Theorem 3.3 of the DP-CD paper (Mangold et al. 2022)
 //!   uses steps `1/M_j`; with upper-bound estimates of `M_j` this step cannot overshoot.
 //! * **Clipping `C = G0 R`:** the thresholds are `C_j = C sqrt(M_j / tr M)` with
@@ -50,7 +51,8 @@ use serde::{Deserialize, Serialize};
 pub const PASSES_CONSTANT: f64 = 0.3;
 /// Multiplier of the clipping rule `C = CLIP_CONSTANT * G0 * R`.
 pub const CLIP_CONSTANT: f64 = 1.0;
-/// Share of epsilon spent on the private `M_j`.
+/// Share of the budget spent on the private `M_j` (of the Gaussian-DP `mu^2`, see
+/// [`private_smoothness`]).
 pub const SMOOTHNESS_SHARE: f64 = 0.05;
 /// Range of the passes rule.
 pub const PASSES_RANGE: (u64, u64) = (2, 50);
@@ -137,7 +139,7 @@ pub struct DpCdDefaults {
     pub step_scale: f64,
     /// Clipping threshold `C`.
     pub clip: f64,
-    /// Share of epsilon spent on the private `M_j`.
+    /// Share of the Gaussian-DP budget `mu^2` spent on the private `M_j`.
     pub smoothness_share: f64,
     /// `G0`, the derivative scale at the initial point.
     pub g0: f64,
@@ -205,6 +207,25 @@ pub fn dp_cd_defaults<L: Loss + ?Sized>(
     })
 }
 
+/// The private estimate of the `M_j` the defaults use: one Gaussian release of all
+/// the `M_j` from `bounds` ([`Smoothness::PrivateGaussian`]: L2 sensitivity of order
+/// `c R^2 / n` whatever `p`, composed exactly with DP-CD's steps in Gaussian DP) with
+/// `share` of the budget's `mu^2`, shifted into upper bounds with probability 0.95.
+///
+/// The Gaussian release replaced the Laplace one ([`Smoothness::PrivateBounded`],
+/// whose L1 sensitivity grows with the number of non-zero features a record may have):
+/// at small epsilon the Laplace estimates of rare features sit near their public
+/// ceiling, their steps `1 / M_j` become tiny and the defaults stayed at the majority
+/// class on Adult at eps 0.1 (measured in `docs/defaults.md`).
+pub fn private_smoothness(bounds: &PublicBounds, share: f64) -> Smoothness {
+    Smoothness::PrivateGaussian {
+        feature_bounds: bounds.feature_bounds.clone().map(Tagged::public),
+        row_norm_bound: bounds.row_norm_bound.map(Tagged::public),
+        budget_fraction: share,
+        failure_probability: Some(0.05),
+    }
+}
+
 impl<L: Loss, P: Penalty> DpCdParams<L, P> {
     /// A DP-CD builder with hyperparameters chosen by [`dp_cd_defaults`] from public
     /// inputs only, and the `M_j` estimated privately from `bounds` (charged), with
@@ -238,12 +259,7 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
             .passes(d.passes)
             .step_scale(d.step_scale)
             .clip(d.clip)
-            .smoothness(Smoothness::PrivateBounded {
-                feature_bounds: bounds.feature_bounds.clone().map(Tagged::public),
-                row_norm_bound: bounds.row_norm_bound.map(Tagged::public),
-                budget_fraction: d.smoothness_share,
-                failure_probability: Some(0.05),
-            });
+            .smoothness(private_smoothness(bounds, d.smoothness_share));
         let params = match &bounds.row_support {
             Some(k) => params
                 .coordinate_order(CoordinateOrder::Permutation)
@@ -285,6 +301,75 @@ mod tests {
         // A bound naming a feature the data lack is refused.
         let bad = b.with_row_support(RowSupport::one_hot(vec![vec![9]]));
         assert!(dp_cd_defaults(&Logistic, 0.5, 1e-6, &bad, 5_000, 9).is_err());
+    }
+
+    #[test]
+    fn defaults_estimate_the_constants_in_one_gaussian_release_charged_with_the_steps() {
+        use crate::solver::Solver;
+        use dp_accounting::ledger::Charge;
+        use dp_models::{Dataset, DenseDesign};
+        use rand::{Rng, SeedableRng};
+        let (n, p) = (2_000, 5);
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5);
+        // Rows of norm <= 1 (|x_ij| <= 1 / sqrt(p)).
+        let x: Vec<f64> = (0..n * p)
+            .map(|_| rng.random_range(-1.0..1.0) / (p as f64).sqrt())
+            .collect();
+        let y = (0..n)
+            .map(|i| {
+                if x[i * p] + x[i * p + 1] > 0.0 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        let d = Dataset::new(DenseDesign::from_row_major(n, p, &x).unwrap(), y).unwrap();
+        let b = PublicBounds::uniform(p, 1.0).with_row_norm(1.0);
+        let (params, chosen) =
+            DpCdParams::defaults_for(Logistic, L2::new(1e-5).unwrap(), 1.0, 1e-6, &b, n, p)
+                .unwrap();
+        let fitted = params.build().unwrap().fit_seeded(&d, 3).unwrap();
+        let report = fitted.privacy().unwrap();
+        assert!(
+            report.guarantee.epsilon <= 1.0,
+            "{}",
+            report.guarantee.epsilon
+        );
+        // Only Gaussian releases (none of the Laplace estimate's pure-DP charges): one for
+        // the M_j, the steps' `passes * p` at their own multiplier.
+        let entries = report.ledger.entries();
+        assert!(
+            entries.iter().all(|c| matches!(c, Charge::Gaussian { .. })),
+            "{entries:?}"
+        );
+        let count: u64 = entries
+            .iter()
+            .map(|c| match c {
+                Charge::Gaussian { count, .. } => *count,
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(count, 1 + chosen.passes * p as u64, "{entries:?}");
+        // The M_j's share of mu^2: (1/z_M^2) / sum(count / z^2) = SMOOTHNESS_SHARE.
+        let inv: Vec<(f64, u64)> = entries
+            .iter()
+            .map(|c| match c {
+                Charge::Gaussian {
+                    noise_multiplier,
+                    count,
+                } => (1.0 / noise_multiplier.powi(2), *count),
+                _ => unreachable!(),
+            })
+            .collect();
+        let total: f64 = inv.iter().map(|(v, c)| v * *c as f64).sum();
+        let single = inv.iter().find(|(_, c)| *c == 1).map(|(v, _)| *v).unwrap();
+        assert!(
+            (single / total - SMOOTHNESS_SHARE).abs() < 1e-6,
+            "{}",
+            single / total
+        );
+        assert!(fitted.model.coefficients.iter().all(|w| w.is_finite()));
     }
 
     #[test]
