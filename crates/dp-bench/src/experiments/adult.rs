@@ -263,6 +263,10 @@ pub struct Settings {
     pub sgd_clips: Vec<f64>,
     /// L2 strengths of the `lambda`-tuned variant.
     pub lambdas: Vec<f64>,
+    /// Step scales of the support-aware DP-CD row that also tunes `lambda`.
+    pub support_steps: Vec<f64>,
+    /// L2 strengths of the support-aware DP-CD row that tunes `lambda`.
+    pub support_lambdas: Vec<f64>,
     /// Run only these methods (their keys, as in `summary.json`); all when empty.
     pub only: Vec<String>,
 }
@@ -290,6 +294,11 @@ impl Settings {
                 sgd_steps: vec![0.3, 1.0, 3.0, 10.0],
                 sgd_clips: vec![0.03, 0.1, 0.3, 1.0],
                 lambdas: vec![1e-5, 1e-4, 1e-3],
+                // One more step scale (the support row's tuned step sat on 3, the edge, at
+                // eps 0.1) and one more lambda (the lambda-tuned variant picked 1e-3, the
+                // edge, at eps 0.1).
+                support_steps: vec![0.1, 0.3, 1.0, 3.0, 10.0],
+                support_lambdas: vec![1e-5, 1e-4, 1e-3, 1e-2],
                 only: Vec::new(),
             },
             Profile::Quick => Settings {
@@ -310,6 +319,8 @@ impl Settings {
                 sgd_steps: vec![1.0, 3.0, 10.0],
                 sgd_clips: vec![0.3, 1.0],
                 lambdas: vec![1e-5, 1e-3],
+                support_steps: vec![0.3, 1.0, 3.0],
+                support_lambdas: vec![1e-5, 1e-3],
                 only: Vec::new(),
             },
             Profile::Smoke => Settings {
@@ -329,6 +340,8 @@ impl Settings {
                 sgd_steps: vec![1.0],
                 sgd_clips: vec![1.0],
                 lambdas: vec![1e-5, 1e-3],
+                support_steps: vec![1.0],
+                support_lambdas: vec![1e-5, 1e-3],
                 only: Vec::new(),
             },
         }
@@ -637,7 +650,7 @@ pub fn dp_cd_defaults_rule(support: bool) -> RuleFn {
 }
 
 /// DP-CD built by `DpCdParams::defaults_for` (the library's no-tuning defaults: private
-/// `M_j` on 5 % of epsilon, `Accounting::Exact`); refuses to fit if the point it is
+/// `M_j` in one Gaussian release on 5 % of `mu^2`, `Accounting::Exact`); refuses to fit if the point it is
 /// handed is not the one the rule chose (the record must show the point used).
 pub fn dp_cd_defaults_fit(support: bool) -> FitFn {
     Box::new(move |f: &FitInput<'_>| {
@@ -760,6 +773,22 @@ pub fn methods(s: &Settings) -> Vec<Method> {
             ),
         },
         Method {
+            key: "dp-cd-support-lambda",
+            label: format!(
+                "DP-CD, private M_j (Gaussian, {pct} % of mu^2), one-hot support accounting, \
+                 lambda tuned in {:?}",
+                s.support_lambdas
+            ),
+            group: Group::FullyPrivate,
+            family: Family::Coordinate,
+            tuning: Tuning::Validation,
+            grid: s.cd_grid(&s.support_steps, &s.support_lambdas),
+            fit: dp_cd_support(
+                Constants::PrivateGaussian(CONSTANTS_FRACTION),
+                Adjacency::ReplaceOne,
+            ),
+        },
+        Method {
             key: "dp-cd-public-support",
             label: "DP-CD, public M_j = 1/4, one-hot support accounting, permutation order".into(),
             group: Group::FullyPrivate,
@@ -825,7 +854,9 @@ pub fn methods(s: &Settings) -> Vec<Method> {
     ];
     m.push(Method {
         key: "dp-cd-defaults",
-        label: format!("DP-CD, no-tuning defaults (dp_optim::auto; private M_j, {pct} % of eps)"),
+        label: format!(
+            "DP-CD, no-tuning defaults (dp_optim::auto; private M_j, Gaussian, {pct} % of mu^2)"
+        ),
         group: Group::Defaults,
         family: Family::Coordinate,
         tuning: Tuning::Rule(dp_cd_defaults_rule(false)),
@@ -836,7 +867,7 @@ pub fn methods(s: &Settings) -> Vec<Method> {
         key: "dp-cd-defaults-support",
         label: format!(
             "DP-CD, no-tuning defaults with the one-hot support bound (dp_optim::auto; \
-             private M_j, {pct} % of eps)"
+             private M_j, Gaussian, {pct} % of mu^2)"
         ),
         group: Group::Defaults,
         family: Family::Coordinate,
@@ -2116,7 +2147,8 @@ fn render_report(
             "\n## No-tuning defaults (nothing tuned)\n\n\
              `DpCdParams::defaults_for` (`dp_optim::auto`): passes, step scale and clip are \
              functions of epsilon, delta, `n`, `p`, the loss and the public bounds only, and \
-             the `M_j` are estimated privately with 5 % of epsilon; the validation rows are \
+             the `M_j` are estimated privately in one Gaussian release with 5 % of the \
+             Gaussian-DP budget `mu^2` (as the Gaussian row above); the validation rows are \
              not used. The point shown is the one the rule chose at each epsilon \
              (passes / step scale / clip). No DP-SGD row: the library has no no-tuning rule \
              for DP-SGD.\n\n",
