@@ -84,6 +84,14 @@ fn smoke_profile_writes_consistent_outputs() {
     assert!(report.contains("* No-tuning defaults:"), "{report}");
     assert!(report.contains("* Private selection, charged:"), "{report}");
     assert!(report.contains("target"), "{report}");
+    // A missed selection target names the fully private alternative that spends nothing
+    // on a search: the no-tuning defaults.
+    for line in report
+        .lines()
+        .filter(|l| l.starts_with("* Private selection, charged:") && l.contains("**missed"))
+    {
+        assert!(line.contains("the no-tuning defaults ("), "{line}");
+    }
     assert!(dir.join("fig-accuracy.svg").is_file());
     assert!(!dir.join("summary.partial.json").exists());
     std::fs::remove_dir_all(&out).unwrap();

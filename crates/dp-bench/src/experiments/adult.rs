@@ -1777,6 +1777,16 @@ fn why(a: &Record, opponents: &[Opponent], records: &[Record], eps: f64) -> Vec<
                 .map_or("-".into(), |v| format!("{v:.3}")),
             100.0 * (1.0 - VALID_FRACTION)
         ));
+        // The fully private alternative that spends nothing on a search.
+        if let Some(d) = best_of(records, eps, |r| r.group == "defaults" && r.fully_private) {
+            out.push(format!(
+                "the no-tuning defaults ({}), fully private with nothing spent on a search, \
+                 reach {:.3} ({} points from the selection)",
+                d.label,
+                d.accuracy_mean.unwrap_or(f64::NAN),
+                pts(d.accuracy_mean.unwrap_or(f64::NAN) - mean)
+            ));
+        }
         return out;
     }
     if !a.on_grid_edge.is_empty() && a.grid_points > 1 {
