@@ -89,7 +89,10 @@ pub enum Smoothness {
     /// the steps compose exactly (`1/z^2` adds). The estimates are shifted up so that,
     /// with probability at least `1 - failure_probability`, every one is an upper bound,
     /// then clamped between a public floor and the ceiling `c min(b_j^2, R^2)`.
-    /// Supported by DP-CD (as DP-CD-P); DP-GCD refuses it.
+    /// Supported by DP-CD (as DP-CD-P) and by DP-GCD's zCDP variant, where
+    /// `budget_fraction` is a share of the zCDP budget instead (`rho_m = budget_fraction *
+    /// rho`, composed additively with the iterations); DP-GCD's Laplace variant (pure-DP
+    /// composition) refuses it.
     PrivateGaussian {
         /// Bounds `b_j >= |x_ij|` with their provenance (`None`: not stated).
         feature_bounds: Option<Tagged<Vec<f64>>>,
@@ -617,6 +620,26 @@ pub(crate) fn gaussian_smoothness_multiplier(
     )
 }
 
+/// The noise multiplier of [`Smoothness::PrivateGaussian`]'s release in DP-GCD's zCDP
+/// variant (data-free): the release gets the share `fraction` of the largest zCDP
+/// budget `rho` meeting the target, `rho_m = fraction * rho`, i.e. `z = 1 / sqrt(2 rho_m)`
+/// (the Gaussian mechanism of multiplier `z` is `1 / (2 z^2)`-zCDP, Bun & Steinke 2016,
+/// Prop. 1.6), rounded so that its cost never exceeds the share.
+pub(crate) fn zcdp_smoothness_multiplier(
+    privacy: &crate::privacy::CheckedPrivacy,
+    fraction: f64,
+) -> Result<f64> {
+    let rho = dp_accounting::zcdp::rho_for_target(privacy.epsilon, privacy.delta)?;
+    let z = 1.0 / (2.0 * fraction * rho).sqrt();
+    // Round up: 1 / (2 z^2) <= fraction * rho.
+    let z = if 1.0 / (2.0 * z * z) > fraction * rho {
+        f64::from_bits(z.to_bits() + 1)
+    } else {
+        z
+    };
+    positive("smoothness noise multiplier", z)
+}
+
 /// [`resolve_private`], and [`Smoothness::PrivateGaussian`] (which needs the target's
 /// delta to set its noise): the bounds' own pre-spent cost is charged first (pure DP),
 /// then the Gaussian release of `dp_models::constants::private_coordinate_smoothness_gaussian`
@@ -633,6 +656,27 @@ pub(crate) fn resolve_private_any<D: Design, L: Loss + ?Sized>(
     neighbours: Neighbours,
     rng: &mut ChaCha20Rng,
     ledger: &mut Ledger,
+) -> Result<ResolvedSmoothness> {
+    resolve_private_any_with(source, loss, x, privacy, neighbours, rng, ledger, &|f| {
+        gaussian_smoothness_multiplier(privacy, f)
+    })
+}
+
+/// [`resolve_private_any`] with the noise multiplier of
+/// [`Smoothness::PrivateGaussian`]'s release computed from its `budget_fraction` by
+/// `multiplier` (DP-CD: a share of the Gaussian-DP `mu^2`,
+/// [`gaussian_smoothness_multiplier`]; DP-GCD: a share of the zCDP `rho`,
+/// [`zcdp_smoothness_multiplier`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn resolve_private_any_with<D: Design, L: Loss + ?Sized>(
+    source: &Smoothness,
+    loss: &L,
+    x: &D,
+    privacy: &crate::privacy::CheckedPrivacy,
+    neighbours: Neighbours,
+    rng: &mut ChaCha20Rng,
+    ledger: &mut Ledger,
+    multiplier: &dyn Fn(f64) -> Result<f64>,
 ) -> Result<ResolvedSmoothness> {
     let allow = privacy.allow_non_private_constants;
     let Smoothness::PrivateGaussian {
@@ -681,7 +725,7 @@ pub(crate) fn resolve_private_any<D: Design, L: Loss + ?Sized>(
     };
     refuse_pre_spent_under_add_remove(neighbours, bound_cost, "row and feature bounds")?;
     let bound_cost = charge_pre_spent(ledger, bound_cost, "row and feature bounds")?;
-    let z = gaussian_smoothness_multiplier(privacy, *budget_fraction)?;
+    let z = multiplier(*budget_fraction)?;
     let released = private_coordinate_smoothness_gaussian(
         loss,
         x,

@@ -70,7 +70,7 @@ pub use calibration::{LaplaceComposition, ZcdpSplit};
 pub use rules::SelectionRule;
 pub use twin::greedy_cd;
 
-use crate::constants::{resolve_private, Smoothness};
+use crate::constants::{resolve_private_any_with, zcdp_smoothness_multiplier, Smoothness};
 use crate::error::{invalid, OptimError, Result};
 use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::plan::{DpGcdPlan, PrivacyReport, SolverPlan};
@@ -79,11 +79,12 @@ use crate::privacy::{
     Adjacency, CheckedPrivacy, Guarantee, PrivacyParams,
 };
 use crate::solver::{check_finite, Solver};
-use calibration::{laplace_step_epsilon, zcdp_split_reserving};
+use calibration::{laplace_step_epsilon, next_down, zcdp_split_reserving};
 use dp_accounting::calibrate::{Accountant, RdpConversion};
 use dp_accounting::composition::CompositionMethod;
 use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::mechanisms::{Gaussian, Laplace, ReportNoisyMax, RnmNoise};
+use dp_accounting::Epsilon;
 use dp_models::constants::coordinate_smoothness;
 use dp_models::{Dataset, Design, Loss, Penalty};
 use gradient::SelectionNoise;
@@ -370,12 +371,27 @@ impl<L: Loss, P: Penalty> DpGcdParams<L, P> {
                 budget_fraction * privacy.epsilon.get(),
                 "smoothness constants (preview of the private estimate)",
             )?,
-            Smoothness::PrivateGaussian { .. } => {
+            Smoothness::PrivateGaussian { .. } if self.variant != Variant::Zcdp => {
                 return Err(OptimError::Unsupported(
-                    "DP-GCD does not support Smoothness::PrivateGaussian (its budget split \
-                     charges the constants as pure DP); use Smoothness::PrivateBounded"
+                    "Smoothness::PrivateGaussian needs DP-GCD's Variant::Zcdp: its Gaussian \
+                     release has no place in the Laplace variant's pure-DP composition; use \
+                     Smoothness::PrivateBounded there"
                         .into(),
                 ))
+            }
+            // One Gaussian release of all M_j on its share of rho (bounds stated as public;
+            // a bound with a cost is charged in the fit), composed in zCDP with the
+            // iterations.
+            Smoothness::PrivateGaussian {
+                budget_fraction, ..
+            } => {
+                if self.noise {
+                    prior.charge(Charge::Gaussian {
+                        noise_multiplier: zcdp_smoothness_multiplier(&privacy, *budget_fraction)?,
+                        count: 1,
+                    })?;
+                }
+                0.0
             }
         };
         let budget = GcdBudget::calibrate(&self, &privacy, prior, spent)?;
@@ -436,6 +452,25 @@ impl GcdBudget {
         let epsilon = remaining_epsilon(privacy.epsilon.get(), spent, "smoothness constants")?;
         let delta = privacy.delta.get();
         let mut support_rho = None;
+        // zCDP of the Gaussian charges in `prior` (the private M_j's release): the
+        // iterations are calibrated on what is left of rho (pure-DP charges are in
+        // `spent`, composed basically).
+        let prior_rho: f64 = prior
+            .entries()
+            .iter()
+            .map(|c| match c {
+                Charge::Gaussian {
+                    noise_multiplier,
+                    count,
+                } => *count as f64 / (2.0 * noise_multiplier * noise_multiplier),
+                _ => 0.0,
+            })
+            .sum();
+        if prior_rho > 0.0 && prm.variant != Variant::Zcdp {
+            return Err(OptimError::Unsupported(
+                "a Gaussian release of the constants needs DP-GCD's Variant::Zcdp".into(),
+            ));
+        }
         let calibration = if !prm.noise {
             Calibration::Off
         } else {
@@ -449,15 +484,43 @@ impl GcdBudget {
                     )?,
                 },
                 Variant::Zcdp => {
+                    let prior_share = if prior_rho > 0.0 {
+                        let rho = dp_accounting::zcdp::rho_for_target(
+                            Epsilon::new(epsilon)?,
+                            privacy.delta,
+                        )?;
+                        prior_rho / rho
+                    } else {
+                        0.0
+                    };
+                    let support_share = prm.support_test.unwrap_or(0.0);
+                    if prior_share + support_share >= 1.0 {
+                        return Err(invalid(
+                            "budget_fraction",
+                            prior_share + support_share,
+                            "the private constants' and the support test's shares of the \
+                             zCDP budget must sum to less than 1",
+                        ));
+                    }
                     let (split, reserved) = zcdp_split_reserving(
                         epsilon,
                         delta,
                         prm.iterations,
                         prm.selection_share,
-                        prm.support_test.unwrap_or(0.0),
+                        prior_share + support_share,
                     )?;
                     if prm.support_test.is_some() {
-                        support_rho = Some(reserved);
+                        // What the reserve holds beyond the constants' release.
+                        let rest = next_down(reserved - prior_rho);
+                        if rest.is_nan() || rest <= 0.0 {
+                            return Err(invalid(
+                                "support_test",
+                                support_share,
+                                "the support test's zCDP budget rounds to zero; use a \
+                                 larger fraction",
+                            ));
+                        }
+                        support_rho = Some(rest);
                     }
                     Calibration::Zcdp(split)
                 }
@@ -571,20 +634,26 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
         let mut bounds_non_private = false;
         let tagged = match &prm.smoothness {
             Smoothness::Given(m) => m.clone(),
-            Smoothness::Private { .. } | Smoothness::PrivateBounded { .. } if prm.noise => {
+            Smoothness::Private { .. }
+            | Smoothness::PrivateBounded { .. }
+            | Smoothness::PrivateGaussian { .. }
+                if prm.noise =>
+            {
                 let mut seed = [0u8; 32];
                 rng.fill_bytes(&mut seed);
                 let mut constants_rng = ChaCha20Rng::from_seed(seed);
                 let mut prior = Ledger::new();
-                let resolved = resolve_private(
+                // The Gaussian release (if any) is charged in `prior` at its share of the
+                // zCDP budget; `calibrate` gives the iterations what is left.
+                let resolved = resolve_private_any_with(
                     &prm.smoothness,
                     &prm.loss,
                     x,
-                    self.privacy.epsilon.get(),
-                    self.privacy.allow_non_private_constants,
+                    &self.privacy,
                     dp_models::constants::Neighbours::ReplaceOne,
                     &mut constants_rng,
                     &mut prior,
+                    &|f| zcdp_smoothness_multiplier(&self.privacy, f),
                 )?;
                 let spent = resolved.spent.unwrap_or(0.0);
                 bounds_non_private = resolved.uses_non_private;

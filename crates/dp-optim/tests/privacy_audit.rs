@@ -1645,6 +1645,90 @@ fn dp_cd_p_empirical_epsilon() {
     assert!(a.epsilon_lower_bound <= claim, "{a:?} exceeds {claim}");
 }
 
+/// DP-GCD (zCDP variant) with `Smoothness::PrivateGaussian`: one Gaussian release of the
+/// `M_j` (here half of rho, so that it matters) composed in zCDP with the iterations.
+/// `D`: rows `x = 1, 0, 0, 0` (so that `M = c / 4 = 1/16` sits below the ceiling
+/// `c R^2 = 1/4`), labels `+1`; `D'`: the first row replaced by `x = 0`, which moves the
+/// `M` estimate by the most one row can (`c R^2 / n`; the claimed L2 sensitivity
+/// `sqrt(2) c R^2 / n` is reached only with two features) and every clipped gradient. Two statistics, each against its own claim:
+/// the released `M` (the plan reports it) against the epsilon of that one Gaussian
+/// charge alone, and `w_T` against the whole fit's guarantee. Thresholds from a pilot
+/// run with disjoint seeds; both directions tested.
+#[test]
+fn dp_gcd_gaussian_constants_empirical_epsilon() {
+    let delta = 1e-3;
+    let x = DenseDesign::from_row_major(4, 1, &[1.0, 0.0, 0.0, 0.0]).unwrap();
+    let x2 = DenseDesign::from_row_major(4, 1, &[0.0; 4]).unwrap();
+    let d = Dataset::new(x, vec![1.0; 4]).unwrap();
+    let d2 = Dataset::new(x2, vec![1.0; 4]).unwrap();
+    let solver = DpGcdParams::new(Logistic, NoPenalty)
+        .epsilon(1.0)
+        .delta(delta)
+        .passes(5)
+        .step_scale(0.5)
+        .clip(0.05)
+        .rule(SelectionRule::GsL)
+        .variant(Variant::Zcdp)
+        .smoothness(Smoothness::PrivateGaussian {
+            feature_bounds: None,
+            row_norm_bound: Some(Tagged::public(1.0)),
+            budget_fraction: 0.5,
+            failure_probability: Some(0.05),
+        })
+        .build()
+        .unwrap();
+    let probe = solver.fit_seeded(&d, u64::MAX).unwrap();
+    let report = probe.privacy().unwrap();
+    let claim = report.guarantee.epsilon;
+    // The constants' release alone: the ledger's first charge.
+    let mut alone = Ledger::new();
+    alone.charge(report.ledger.entries()[0].clone()).unwrap();
+    let claim_m = alone
+        .guarantee(Delta::new(delta).unwrap(), Accountant::Gdp)
+        .unwrap();
+    assert!(claim_m < claim, "{claim_m} {claim}");
+    let out = |data: &Dataset<DenseDesign>, seed: u64| {
+        let f = solver.fit_seeded(data, seed).unwrap();
+        let Some(SolverPlan::DpGcd(plan)) = f.privacy().map(|p| &p.plan) else {
+            panic!()
+        };
+        (plan.smoothness[0], f.model.coefficients[0])
+    };
+    let pilot_n = if long() { 20_000u64 } else { 500 };
+    let pilot: Vec<(f64, f64)> = (0..pilot_n)
+        .flat_map(|k| [out(&d, (1 << 40) + 2 * k), out(&d2, (1 << 40) + 2 * k + 1)])
+        .collect();
+    let thresholds = |mut v: Vec<f64>| -> Vec<f64> {
+        v.sort_by(|a, b| a.total_cmp(b));
+        [
+            0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98,
+        ]
+        .iter()
+        .map(|q| v[((q * v.len() as f64) as usize).min(v.len() - 1)])
+        .collect()
+    };
+    let t_m = thresholds(pilot.iter().map(|o| o.0).collect());
+    let t_w = thresholds(pilot.iter().map(|o| o.1).collect());
+    let runs = audit_runs(4_000, 1_000_000);
+    let (mut on_d, mut on_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    for k in 0..runs as u64 {
+        on_d.push(out(&d, 2 * k));
+        on_d2.push(out(&d2, 2 * k + 1));
+    }
+    let first = |v: &[(f64, f64)]| v.iter().map(|o| o.0).collect::<Vec<_>>();
+    let second = |v: &[(f64, f64)]| v.iter().map(|o| o.1).collect::<Vec<_>>();
+    let a_m = audit_both(&first(&on_d), &first(&on_d2), &t_m, delta);
+    let a_w = audit_both(&second(&on_d), &second(&on_d2), &t_w, delta);
+    eprintln!(
+        "dp-gcd gaussian M_j: runs {runs}; M: claim {claim_m}, {a_m:?}; w_T: claim {claim}, {a_w:?}"
+    );
+    assert!(
+        a_m.epsilon_lower_bound <= claim_m,
+        "{a_m:?} exceeds {claim_m}"
+    );
+    assert!(a_w.epsilon_lower_bound <= claim, "{a_w:?} exceeds {claim}");
+}
+
 // ---------------------------------------------------------------------------------
 // DP-SCD
 // ---------------------------------------------------------------------------------

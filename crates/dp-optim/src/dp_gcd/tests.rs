@@ -678,3 +678,108 @@ fn support_test_noise_matches_its_charge() {
         5.0 * se
     );
 }
+
+/// `Smoothness::PrivateGaussian` in the zCDP variant: one Gaussian release of all `M_j`
+/// charged first, at its share of the zCDP budget; the iterations (and a support test)
+/// get what is left, and the ledger composes to at most the target. The Laplace variant
+/// refuses it before anything is charged.
+#[test]
+fn gaussian_constants_take_their_share_of_rho_and_compose_within_the_target() {
+    // Rows of norm <= 1, labels +-1.
+    let (n, p) = (400, 6);
+    let mut rng = ChaCha20Rng::seed_from_u64(21);
+    let x: Vec<f64> = (0..n * p)
+        .map(|_| rng.random_range(-1.0..1.0) / (p as f64).sqrt())
+        .collect();
+    let y = (0..n)
+        .map(|i| if x[i * p] > 0.0 { 1.0 } else { -1.0 })
+        .collect();
+    let data = Dataset::new(DenseDesign::from_row_major(n, p, &x).unwrap(), y).unwrap();
+    let smoothness = Smoothness::PrivateGaussian {
+        feature_bounds: None,
+        row_norm_bound: Some(Tagged::public(1.0)),
+        budget_fraction: 0.1,
+        failure_probability: Some(0.05),
+    };
+    let base = |support: Option<f64>| {
+        let b = DpGcdParams::new(Logistic, NoPenalty)
+            .epsilon(1.0)
+            .delta(1e-5)
+            .passes(10)
+            .step_scale(1.0)
+            .clip(1.0)
+            .rule(SelectionRule::GsL)
+            .variant(Variant::Zcdp)
+            .smoothness(smoothness.clone());
+        match support {
+            Some(f) => b.support_test(f),
+            None => b,
+        }
+    };
+    let rho_total = dp_accounting::zcdp::rho_for_target(
+        dp_accounting::Epsilon::new(1.0).unwrap(),
+        dp_accounting::Delta::new(1e-5).unwrap(),
+    )
+    .unwrap();
+    for support in [None, Some(0.2)] {
+        let fitted = base(support).build().unwrap().fit_seeded(&data, 5).unwrap();
+        let report = fitted.privacy().unwrap();
+        assert!(!report.uses_non_private_constants);
+        let entries = report.ledger.entries();
+        // First the constants' release, at 10 % of rho (never above).
+        let Charge::Gaussian {
+            noise_multiplier: z_m,
+            count: 1,
+        } = entries[0]
+        else {
+            panic!("{entries:?}")
+        };
+        let rho_m = 1.0 / (2.0 * z_m * z_m);
+        assert!(rho_m <= 0.1 * rho_total, "{rho_m}");
+        assert!(
+            (rho_m / rho_total - 0.1).abs() < 1e-9,
+            "{}",
+            rho_m / rho_total
+        );
+        // The iterations take the rest (and the support test its share).
+        let plan = gcd_plan(&fitted);
+        let iterations = 10.0 * (plan.rho_selection.unwrap() + plan.rho_update.unwrap());
+        let test = plan.rho_support_test.unwrap_or(0.0);
+        assert!(rho_m + iterations + test <= rho_total);
+        let expected = 1.0 - 0.1 - support.unwrap_or(0.0);
+        assert!(
+            (iterations / rho_total - expected).abs() < 1e-9,
+            "{}",
+            iterations / rho_total
+        );
+        if let Some(f) = support {
+            assert!((test / rho_total - f).abs() < 1e-9, "{test}");
+        }
+        let g = fitted.guarantee().unwrap();
+        assert!(g.proven && g.epsilon <= 1.0 && g.delta <= 1e-5, "{g:?}");
+        assert!(fitted.model.coefficients.iter().all(|w| w.is_finite()));
+    }
+    // Shares that leave nothing for the iterations are refused.
+    assert!(DpGcdParams::new(Logistic, NoPenalty)
+        .epsilon(1.0)
+        .delta(1e-5)
+        .passes(10)
+        .clip(1.0)
+        .variant(Variant::Zcdp)
+        .smoothness(Smoothness::PrivateGaussian {
+            feature_bounds: None,
+            row_norm_bound: Some(Tagged::public(1.0)),
+            budget_fraction: 0.6,
+            failure_probability: Some(0.05),
+        })
+        .support_test(0.5)
+        .build()
+        .is_err());
+    // The Laplace variant refuses the Gaussian release.
+    let e = base(None)
+        .variant(Variant::Laplace)
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("Variant::Zcdp"), "{e}");
+}
