@@ -416,7 +416,8 @@ pub enum Constants {
     Private(f64),
     /// `Smoothness::PrivateGaussian` from `||x_i|| <= 1` with this share of the
     /// Gaussian-DP budget `mu^2` (one Gaussian release composed with DP-CD's steps in
-    /// GDP), shifted into upper bounds with probability 0.95.
+    /// GDP; for DP-GCD a share of its zCDP budget `rho`, composed in zCDP), shifted into
+    /// upper bounds with probability 0.95.
     PrivateGaussian(f64),
     /// `M_j` of the training rows without privacy (floored at `1e-8` for columns that
     /// are all zero in the split): **not fully private**.
@@ -814,6 +815,15 @@ pub fn methods(s: &Settings) -> Vec<Method> {
             tuning: Tuning::Validation,
             grid: s.gcd_grid(),
             fit: dp_gcd(Constants::Private(CONSTANTS_FRACTION)),
+        },
+        Method {
+            key: "dp-gcd-gaussian",
+            label: format!("DP-GCD zCDP, private M_j (Gaussian, {pct} % of rho)"),
+            group: Group::FullyPrivate,
+            family: Family::Coordinate,
+            tuning: Tuning::Validation,
+            grid: s.gcd_grid(),
+            fit: dp_gcd(Constants::PrivateGaussian(CONSTANTS_FRACTION)),
         },
         Method {
             key: "dp-sgd-public",
