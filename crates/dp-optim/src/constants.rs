@@ -647,28 +647,12 @@ pub(crate) fn zcdp_smoothness_multiplier(
 /// the optimisation on the whole ledger (`gaussian` is set). `neighbours`: the fit's
 /// relation and, under add/remove, the stated public count that normalises the
 /// estimates (see [`resolve_private`]; the Gaussian release's add/remove proof is at
-/// `dp_models::constants::private_coordinate_smoothness_gaussian`).
-pub(crate) fn resolve_private_any<D: Design, L: Loss + ?Sized>(
-    source: &Smoothness,
-    loss: &L,
-    x: &D,
-    privacy: &crate::privacy::CheckedPrivacy,
-    neighbours: Neighbours,
-    rng: &mut ChaCha20Rng,
-    ledger: &mut Ledger,
-) -> Result<ResolvedSmoothness> {
-    resolve_private_any_with(source, loss, x, privacy, neighbours, rng, ledger, &|f| {
-        gaussian_smoothness_multiplier(privacy, f)
-    })
-}
-
-/// [`resolve_private_any`] with the noise multiplier of
-/// [`Smoothness::PrivateGaussian`]'s release computed from its `budget_fraction` by
-/// `multiplier` (DP-CD: a share of the Gaussian-DP `mu^2`,
-/// [`gaussian_smoothness_multiplier`]; DP-GCD: a share of the zCDP `rho`,
-/// [`zcdp_smoothness_multiplier`]).
+/// `dp_models::constants::private_coordinate_smoothness_gaussian`). `multiplier`
+/// computes the release's noise multiplier from its `budget_fraction` (DP-CD: a share of
+/// the Gaussian-DP `mu^2`, [`gaussian_smoothness_multiplier`]; DP-GCD: a share of the
+/// zCDP `rho`, [`zcdp_smoothness_multiplier`]).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn resolve_private_any_with<D: Design, L: Loss + ?Sized>(
+pub(crate) fn resolve_private_any<D: Design, L: Loss + ?Sized>(
     source: &Smoothness,
     loss: &L,
     x: &D,

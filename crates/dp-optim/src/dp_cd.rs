@@ -841,6 +841,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             self.neighbours(),
             &mut streams.constants,
             &mut ledger,
+            &|f| gaussian_smoothness_multiplier(&self.privacy, f),
         )?;
         let provenance = tagged.provenance;
         let m = tagged.value;

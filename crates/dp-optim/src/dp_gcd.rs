@@ -70,7 +70,7 @@ pub use calibration::{LaplaceComposition, ZcdpSplit};
 pub use rules::SelectionRule;
 pub use twin::greedy_cd;
 
-use crate::constants::{resolve_private_any_with, zcdp_smoothness_multiplier, Smoothness};
+use crate::constants::{resolve_private_any, zcdp_smoothness_multiplier, Smoothness};
 use crate::error::{invalid, OptimError, Result};
 use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::plan::{DpGcdPlan, PrivacyReport, SolverPlan};
@@ -645,7 +645,7 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                 let mut prior = Ledger::new();
                 // The Gaussian release (if any) is charged in `prior` at its share of the
                 // zCDP budget; `calibrate` gives the iterations what is left.
-                let resolved = resolve_private_any_with(
+                let resolved = resolve_private_any(
                     &prm.smoothness,
                     &prm.loss,
                     x,

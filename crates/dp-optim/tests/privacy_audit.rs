@@ -1624,16 +1624,11 @@ fn dp_cd_p_empirical_epsilon() {
     };
     // Pilot: thresholds at fixed quantiles of the pooled pilot outputs.
     let pilot_n = if long() { 20_000u64 } else { 500 };
-    let mut pilot: Vec<f64> = (0..pilot_n)
-        .flat_map(|k| [w(&d, (1 << 40) + 2 * k), w(&d2, (1 << 40) + 2 * k + 1)])
-        .collect();
-    pilot.sort_by(|a, b| a.total_cmp(b));
-    let thresholds: Vec<f64> = [
-        0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98,
-    ]
-    .iter()
-    .map(|q| pilot[((q * pilot.len() as f64) as usize).min(pilot.len() - 1)])
-    .collect();
+    let thresholds = pilot_thresholds(
+        (0..pilot_n)
+            .flat_map(|k| [w(&d, (1 << 40) + 2 * k), w(&d2, (1 << 40) + 2 * k + 1)])
+            .collect(),
+    );
     let runs = audit_runs(4_000, 1_000_000);
     let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     for k in 0..runs as u64 {
@@ -1643,6 +1638,18 @@ fn dp_cd_p_empirical_epsilon() {
     let a = audit_both(&out_d, &out_d2, &thresholds, delta);
     eprintln!("dp-cd-p: claim {claim}, runs {runs}, {a:?}");
     assert!(a.epsilon_lower_bound <= claim, "{a:?} exceeds {claim}");
+}
+
+/// Audit thresholds fixed in advance: 13 quantiles (2 % to 98 %) of the pooled outputs
+/// of a pilot run whose seeds are disjoint from the audit's.
+fn pilot_thresholds(mut pilot: Vec<f64>) -> Vec<f64> {
+    pilot.sort_by(|a, b| a.total_cmp(b));
+    [
+        0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98,
+    ]
+    .iter()
+    .map(|q| pilot[((q * pilot.len() as f64) as usize).min(pilot.len() - 1)])
+    .collect()
 }
 
 /// DP-GCD (zCDP variant) with `Smoothness::PrivateGaussian`: one Gaussian release of the
@@ -1698,17 +1705,8 @@ fn dp_gcd_gaussian_constants_empirical_epsilon() {
     let pilot: Vec<(f64, f64)> = (0..pilot_n)
         .flat_map(|k| [out(&d, (1 << 40) + 2 * k), out(&d2, (1 << 40) + 2 * k + 1)])
         .collect();
-    let thresholds = |mut v: Vec<f64>| -> Vec<f64> {
-        v.sort_by(|a, b| a.total_cmp(b));
-        [
-            0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98,
-        ]
-        .iter()
-        .map(|q| v[((q * v.len() as f64) as usize).min(v.len() - 1)])
-        .collect()
-    };
-    let t_m = thresholds(pilot.iter().map(|o| o.0).collect());
-    let t_w = thresholds(pilot.iter().map(|o| o.1).collect());
+    let t_m = pilot_thresholds(pilot.iter().map(|o| o.0).collect());
+    let t_w = pilot_thresholds(pilot.iter().map(|o| o.1).collect());
     let runs = audit_runs(4_000, 1_000_000);
     let (mut on_d, mut on_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     for k in 0..runs as u64 {
