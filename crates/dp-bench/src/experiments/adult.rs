@@ -538,14 +538,22 @@ fn adult_row_support() -> Result<RowSupport> {
 /// pass (which the bound needs), under `adjacency` (with the split's size as the public
 /// count under add/remove, as [`dp_cd_add_remove`]).
 pub fn dp_cd_support(constants: Constants, adjacency: Adjacency) -> FitFn {
+    dp_cd_support_averaged(constants, adjacency, Averaging::LastIterate)
+}
+
+/// [`dp_cd_support`] returning `averaging`'s iterate instead of the last one
+/// (post-processing of the released iterates: the guarantee is unchanged).
+pub fn dp_cd_support_averaged(
+    constants: Constants,
+    adjacency: Adjacency,
+    averaging: Averaging,
+) -> FitFn {
     Box::new(move |f: &FitInput<'_>| {
-        Ok(
-            dp_cd_params(constants, Averaging::LastIterate, adjacency, f)?
-                .coordinate_order(CoordinateOrder::Permutation)
-                .row_support(Some(adult_row_support()?))
-                .build()?
-                .fit_seeded(f.data, f.seed)?,
-        )
+        Ok(dp_cd_params(constants, averaging, adjacency, f)?
+            .coordinate_order(CoordinateOrder::Permutation)
+            .row_support(Some(adult_row_support()?))
+            .build()?
+            .fit_seeded(f.data, f.seed)?)
     })
 }
 
@@ -977,6 +985,21 @@ pub fn methods(s: &Settings) -> Vec<Method> {
                 tuning: Tuning::Validation,
                 grid: cd.clone(),
                 fit: dp_cd(Constants::Private(CONSTANTS_FRACTION), Averaging::Every(81)),
+            },
+            Method {
+                key: "dp-cd-support-epoch-avg",
+                label: "DP-CD, private M_j (Gaussian), one-hot support accounting, epoch \
+                        averaging (K = p)"
+                    .into(),
+                group: Group::Variant,
+                family: Family::Coordinate,
+                tuning: Tuning::Validation,
+                grid: cd.clone(),
+                fit: dp_cd_support_averaged(
+                    Constants::PrivateGaussian(CONSTANTS_FRACTION),
+                    Adjacency::ReplaceOne,
+                    Averaging::Every(81),
+                ),
             },
             Method {
                 key: "dp-cd-private-2pct",
