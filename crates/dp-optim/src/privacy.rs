@@ -513,7 +513,10 @@ pub(crate) fn describe_charges(charges: &[Charge]) -> String {
             Charge::Gaussian {
                 noise_multiplier,
                 count,
-            } => format!("{count} Gaussian releases at noise multiplier {noise_multiplier:.6}"),
+            } => format!(
+                "{count} Gaussian release{} at noise multiplier {noise_multiplier:.6}",
+                if *count == 1 { "" } else { "s" }
+            ),
             Charge::SubsampledGaussian {
                 sampling_rate,
                 noise_multiplier,
