@@ -175,5 +175,5 @@ fn sources_checksums_match() {
         assert_eq!(sha256(&content), sum, "{file}: sha256");
         checked += 1;
     }
-    assert_eq!(checked, 5, "expected five files in the SOURCES.md table");
+    assert_eq!(checked, 7, "expected seven files in the SOURCES.md table");
 }

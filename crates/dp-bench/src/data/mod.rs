@@ -139,6 +139,40 @@ const CALIFORNIA_CSV: &str = include_str!("../../data/california_housing.csv");
 const ELECTRICITY_CSV: &str = include_str!("../../data/electricity.csv");
 const HEART_SCALE_TXT: &str = include_str!("../../data/heart_scale");
 const WEBSITE_PHISHING_CSV: &str = include_str!("../../data/website_phishing.csv");
+const BREAST_CANCER_CSV: &str = include_str!("../../data/breast_cancer.csv");
+const DIABETES_CSV: &str = include_str!("../../data/diabetes.csv");
+
+/// The breast_cancer label column (`benign` / `malignant`).
+pub const BREAST_CANCER_TARGET: &str = "diagnosis";
+
+/// The diabetes target column (disease progression after one year, 25 to 346).
+pub const DIABETES_TARGET: &str = "target";
+
+/// Breast Cancer Wisconsin (Diagnostic; Wolberg et al. 1993) as scikit-learn ships it:
+/// 569 x 30 **raw, unscaled** features (areas up to about 4,250), label `benign` = +1
+/// (357 records), `malignant` = -1 (212). No intercept column.
+pub fn breast_cancer() -> Result<NamedDataset<DenseDesign>> {
+    let opts = CsvOptions::classification(
+        Target::Name(BREAST_CANCER_TARGET.into()),
+        "benign",
+        "malignant",
+    );
+    let mut d = parse_csv(BREAST_CANCER_CSV.as_bytes(), &opts)
+        .context("parsing the embedded breast_cancer file")?;
+    d.name = "breast_cancer".into();
+    Ok(d)
+}
+
+/// Diabetes (Efron et al. 2004) as scikit-learn ships it unscaled: 442 x 10 **raw**
+/// features (`age`, `sex` in {1, 2}, `bmi`, `bp`, six serum measurements), target
+/// `target` between 25 and 346. A regression problem; no intercept column.
+pub fn diabetes() -> Result<NamedDataset<DenseDesign>> {
+    let opts = CsvOptions::regression(Target::Name(DIABETES_TARGET.into()));
+    let mut d =
+        parse_csv(DIABETES_CSV.as_bytes(), &opts).context("parsing the embedded diabetes file")?;
+    d.name = "diabetes".into();
+    Ok(d)
+}
 
 /// UCI **Website Phishing** (Abdelhamid et al. 2014) as shipped by `creme`: 1,250 x 9,
 /// features in \[0, 1\], label `is_phishing` 1 = +1 (548 records), 0 = -1. A

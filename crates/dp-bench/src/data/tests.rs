@@ -280,3 +280,34 @@ fn reexported_loaders_and_named_wrappers() {
     assert_eq!(Format::from_path(&svm).unwrap(), Format::Libsvm);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn breast_cancer_and_diabetes_shapes_labels_and_raw_scale() {
+    let b = breast_cancer().unwrap();
+    assert_eq!(b.name, "breast_cancer");
+    assert_eq!(b.target_name, BREAST_CANCER_TARGET);
+    let ds = &b.dataset;
+    assert_eq!((ds.n_samples(), ds.n_features()), (569, 30));
+    assert_eq!(b.feature_names[0], "mean_radius");
+    // First line of scikit-learn's file: 17.99,10.38,122.8,1001,... label 0 = malignant.
+    assert_eq!(&ds.x().row(0)[..4], &[17.99, 10.38, 122.8, 1001.0]);
+    assert_eq!(ds.y()[0], -1.0);
+    assert_eq!(ds.y().iter().filter(|&&v| v == 1.0).count(), 357);
+    // Raw scale: worst_area reaches 4,254.
+    let max_area = ds.x().col(23).iter().cloned().fold(0.0, f64::max);
+    assert_eq!(max_area, 4254.0);
+
+    let d = diabetes().unwrap();
+    assert_eq!(
+        d.feature_names,
+        ["age", "sex", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6"]
+    );
+    let ds = &d.dataset;
+    assert_eq!((ds.n_samples(), ds.n_features()), (442, 10));
+    assert_eq!(ds.y()[0], 151.0);
+    let (lo, hi) = ds
+        .y()
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+    assert_eq!((lo, hi), (25.0, 346.0));
+}
