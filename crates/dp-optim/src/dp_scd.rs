@@ -40,7 +40,7 @@
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::objective_from_predictor;
 use crate::model::{Diagnostics, Fitted, LinearModel};
-use crate::plan::{DpScdPlan, PrivacyReport, SolverPlan};
+use crate::plan::{BatchSampling, DpScdPlan, PrivacyReport, SolverPlan};
 use crate::privacy::{
     ledger_guarantee, privacy_setters, Accounting, Adjacency, CalibrationCache, CheckedPrivacy,
     LedgerCalibration, PrivacyParams,
@@ -101,6 +101,9 @@ pub struct DpScdParams<L> {
     batch_size: u64,
     updates: BatchUpdates,
     dual_noise: DualNoise,
+    adjacency: Adjacency,
+    public_n: Option<usize>,
+    record_trajectory: bool,
     calibrations: Option<CalibrationCache>,
 }
 
@@ -117,6 +120,9 @@ impl<L: DualLoss> DpScdParams<L> {
             batch_size: 1,
             updates: BatchUpdates::Independent,
             dual_noise: DualNoise::EveryRecord,
+            adjacency: Adjacency::ReplaceOne,
+            public_n: None,
+            record_trajectory: false,
             calibrations: None,
         }
     }
@@ -154,6 +160,32 @@ impl<L: DualLoss> DpScdParams<L> {
         self.dual_noise = dual_noise;
         self
     }
+    /// The neighbouring relation (default [`Adjacency::ReplaceOne`]: batches of exactly
+    /// `L` records drawn without replacement, sensitivity `2 C sqrt(1 + R^2)`).
+    /// [`Adjacency::AddRemove`] is the paper's setting: Poisson batches of rate
+    /// `q = L / public_n`, sensitivity `C sqrt(1 + R^2)` (the paper's `sqrt(2) C`),
+    /// `T = floor(passes * public_n / L)` steps (the authors' code's count), and the
+    /// stated [`public_n`](Self::public_n) in place of `n` in every step and in
+    /// `w = v / (lambda n)`. Independent updates only (a sequential batch of random
+    /// size has no sensitivity bound).
+    pub fn adjacency(mut self, adjacency: Adjacency) -> Self {
+        self.adjacency = adjacency;
+        self
+    }
+    /// The public number of records, required under [`Adjacency::AddRemove`] (where
+    /// the true `n` is private): the sampling rate, the number of steps, the local
+    /// subproblem and the primal map all use it.
+    pub fn public_n(mut self, n: usize) -> Self {
+        self.public_n = Some(n);
+        self
+    }
+    /// Record `F(w)` at `w = v / (lambda n)` after every pass in
+    /// [`Diagnostics::objective_trajectory`] (a non-private diagnostic computed from the
+    /// data, as the authors' code logs it every epoch; it changes no release).
+    pub fn record_trajectory(mut self, record: bool) -> Self {
+        self.record_trajectory = record;
+        self
+    }
     /// Checks every data-independent parameter once.
     pub fn build(self) -> Result<DpScd<L>> {
         let privacy = self.privacy.check()?;
@@ -161,7 +193,30 @@ impl<L: DualLoss> DpScdParams<L> {
         let clip = positive("clip", self.clip.ok_or(OptimError::Missing("clip"))?)?;
         positive_count("batch_size", self.batch_size)?;
         let lambda = check_lambda(&self.penalty)?;
-        let sensitivity = sensitivity(self.updates, self.batch_size, clip);
+        let public_n = match self.adjacency {
+            Adjacency::ReplaceOne => None,
+            Adjacency::AddRemove => {
+                let n = self.public_n.ok_or(OptimError::Missing(
+                    "public_n (under add/remove the number of records is private: state a public one)",
+                ))?;
+                positive_count("public_n", n as u64)?;
+                if self.batch_size as usize > n {
+                    return Err(OptimError::InvalidParameter {
+                        name: "batch_size",
+                        value: self.batch_size.to_string(),
+                        expected: "the expected batch size must be at most public_n",
+                    });
+                }
+                if self.updates == BatchUpdates::Sequential {
+                    return Err(OptimError::Unsupported(
+                        "SEQDP-SCD (sequential updates) under add/remove: a Poisson batch has no                          size bound, so neither has the sequential sensitivity; use                          Adjacency::ReplaceOne"
+                            .into(),
+                    ));
+                }
+                Some(n)
+            }
+        };
+        let sensitivity = sensitivity(self.adjacency, self.updates, self.batch_size, clip);
         if !sensitivity.is_finite() {
             return Err(OptimError::InvalidParameter {
                 name: "clip",
@@ -181,30 +236,40 @@ impl<L: DualLoss> DpScdParams<L> {
             batch_size: self.batch_size,
             updates: self.updates,
             dual_noise: self.dual_noise,
+            adjacency: self.adjacency,
+            public_n,
+            record_trajectory: self.record_trajectory,
             calibrations: self.calibrations.unwrap_or_default(),
         })
     }
 }
 
-/// Replace-one L2 sensitivity of one step's update of `(alpha, v)` (see the proof on
-/// [`DpScd::fit_with_rng`](Solver::fit_with_rng)).
-fn sensitivity(updates: BatchUpdates, batch: u64, clip: f64) -> f64 {
+/// L2 sensitivity of one step's update of `(alpha, v)` under `adjacency` (see the
+/// proof on [`DpScd::fit_with_rng`](Solver::fit_with_rng)): replace-one
+/// `2 C sqrt(1 + R^2)` (independent) or `2 C sqrt(L (1 + L R^2))` (sequential);
+/// add/remove `C sqrt(1 + R^2)` (independent only, checked by the builder).
+fn sensitivity(adjacency: Adjacency, updates: BatchUpdates, batch: u64, clip: f64) -> f64 {
     let r2 = ROW_NORM_BOUND * ROW_NORM_BOUND;
-    match updates {
-        BatchUpdates::Independent => 2.0 * clip * (1.0 + r2).sqrt(),
-        BatchUpdates::Sequential => {
+    match (adjacency, updates) {
+        (Adjacency::AddRemove, _) => clip * (1.0 + r2).sqrt(),
+        (Adjacency::ReplaceOne, BatchUpdates::Independent) => 2.0 * clip * (1.0 + r2).sqrt(),
+        (Adjacency::ReplaceOne, BatchUpdates::Sequential) => {
             let l = batch as f64;
             2.0 * clip * (l * (1.0 + l * r2)).sqrt()
         }
     }
 }
 
-/// The accountant of [`Accounting`] for DP-SCD's steps.
-fn accountant(accounting: Accounting) -> Accountant {
-    match accounting {
-        Accounting::Paper => Accountant::MomentsAccountant,
-        Accounting::Exact => Accountant::Rdp(RdpConversion::Improved),
-        Accounting::Custom(a) => a,
+/// The accountant of [`Accounting`] for DP-SCD's steps: the paper's moments accountant
+/// (integer orders 2..=129, Mironov's conversion) for [`Accounting::Paper`]; for
+/// [`Accounting::Exact`] RDP over continuous orders with the improved conversion
+/// (batches without replacement) or the PLD accountant (Poisson batches).
+fn accountant(accounting: Accounting, adjacency: Adjacency) -> Accountant {
+    match (accounting, adjacency) {
+        (Accounting::Paper, _) => Accountant::MomentsAccountant,
+        (Accounting::Exact, Adjacency::ReplaceOne) => Accountant::Rdp(RdpConversion::Improved),
+        (Accounting::Exact, Adjacency::AddRemove) => Accountant::Pld,
+        (Accounting::Custom(a), _) => a,
     }
 }
 
@@ -220,6 +285,9 @@ pub struct DpScd<L> {
     batch_size: u64,
     updates: BatchUpdates,
     dual_noise: DualNoise,
+    adjacency: Adjacency,
+    public_n: Option<usize>,
+    record_trajectory: bool,
     calibrations: CalibrationCache,
 }
 
@@ -236,8 +304,10 @@ impl<L> DpScd<L> {
 impl<D: Design, L: DualLoss> Solver<D> for DpScd<L> {
     /// # Privacy
     ///
-    /// *Neighbouring relation:* replace-one (`D` and `D'` have the same `n` records and
-    /// differ in one, features and label), as in the paper; `n` is public.
+    /// *Neighbouring relation:* by default replace-one (`D` and `D'` have the same `n`
+    /// records and differ in one, features and label); `n` is public. With
+    /// [`DpScdParams::adjacency`]`(Adjacency::AddRemove)` and a stated `public_n`,
+    /// add/remove, the paper's setting (see the add/remove paragraph below).
     ///
     /// *Precondition:* every row has `||x_i||_2 <= R = ROW_NORM_BOUND` (the paper
     /// normalises every example to norm 1); a fit on data violating it is refused before
@@ -272,6 +342,29 @@ impl<D: Design, L: DualLoss> Solver<D> for DpScd<L> {
     /// the smallest multiplier meeting the target (passing side of the search), and the
     /// whole plan is charged to the ledger before the first draw.
     ///
+    /// *Add/remove ([`Adjacency::AddRemove`], the paper's setting).* `D'` is `D` with one
+    /// record `z` added; `n` is private and the stated `public_n` replaces it everywhere
+    /// (`q = L / public_n`, `T = floor(passes public_n / L)`, the subproblem's
+    /// `lambda n` and the primal map `w = v / (lambda public_n)`), so nothing but the
+    /// batch membership of `z` differs between the two runs. Each record joins each
+    /// batch independently with probability `q` (Poisson). Fix the pair and index the
+    /// released dual variables by the records of `D ∪ {z}`; on `D`, `alpha_z` is never
+    /// updated and receives only its noise (every-record noise). Given the released
+    /// state, every `g_j` with `j != z` is the same on both sides (it reads record `j`
+    /// and the state only, and the step is scaled by the public `L`, not by the
+    /// realised batch size), and `z` adds `g_z` with `||g_z||^2 <= C^2 (1 + R^2)` when
+    /// (with probability `q`) it is sampled. So each step is the Poisson-subsampled
+    /// Gaussian mechanism of sensitivity `Delta = C sqrt(1 + R^2)` (the paper's Lemma 1,
+    /// `sqrt(2) C` at `R = 1`) and multiplier `s`, whose RDP is that of Mironov, Talwar
+    /// & Zhang (2019) (at integer orders the moments accountant of Abadi et al. 2016, as
+    /// the paper's Theorem 1 uses it); the `T` steps compose adaptively and `w` is
+    /// post-processing of `v_T`. [`Accounting::Paper`] evaluates it at the paper's
+    /// moment orders 1..=128 (RDP orders 2..=129) with Mironov's conversion, which is
+    /// the authors' `accountant.py` (sigma 14.2233 at their README configuration:
+    /// `N = 347,786`, `L = 1000`, 50 epochs, `delta = 1e-3`, epsilon 0.1);
+    /// [`Accounting::Exact`] uses the PLD accountant. The plan is charged as
+    /// `Charge::SubsampledGaussian` before the first draw.
+    ///
     /// With [`DualNoise::SampledRecords`] (the paper's Algorithm 1) the records outside
     /// the batch get no noise on their dual variable, so the released `alpha_t` reveals
     /// `B_t` and the subsampling argument above does not apply; if `alpha` is instead
@@ -296,18 +389,59 @@ impl<L: DualLoss> DpScd<L> {
         }
     }
 
+    /// The number of records the plan is built on: `n` under replace-one, the stated
+    /// `public_n` under add/remove.
+    fn planned_n(&self, n: usize) -> usize {
+        self.public_n.unwrap_or(n)
+    }
+
+    /// The batch sampling of the neighbouring relation.
+    fn sampling(&self) -> BatchSampling {
+        match self.adjacency {
+            Adjacency::ReplaceOne => BatchSampling::WithoutReplacement,
+            Adjacency::AddRemove => BatchSampling::Poisson,
+        }
+    }
+
+    /// The last step of every pass: `k ceil(n / L)` without replacement; under
+    /// add/remove `floor(k public_n / L)` (at least 1), the authors' code's epochs.
+    fn pass_ends(&self, n: usize) -> Vec<u64> {
+        let l = self.batch_size;
+        (1..=self.passes)
+            .map(|k| match self.adjacency {
+                Adjacency::ReplaceOne => k * n.div_ceil(l as usize) as u64,
+                Adjacency::AddRemove => ((k as u128 * n as u128) / l as u128).max(1) as u64,
+            })
+            .collect()
+    }
+
     /// The plan for a dataset of `n` records (no privacy is spent: it depends on the
-    /// public `n` only).
+    /// public `n` only; under add/remove `n` is ignored in favour of the stated
+    /// `public_n`).
     pub fn plan(&self, n: usize) -> Result<DpScdPlan> {
+        let n = self.planned_n(n);
         check_batch(self.batch_size, n)?;
-        let steps = dual_steps(self.passes, n, self.batch_size)?;
         let q = self.batch_size as f64 / n as f64;
+        let sampling_rate = SamplingRate::new(q)?;
+        let (steps, mechanism) = match self.adjacency {
+            Adjacency::ReplaceOne => (
+                dual_steps(self.passes, n, self.batch_size)?,
+                PlanMechanism::SampledWithoutReplacementGaussian { sampling_rate },
+            ),
+            Adjacency::AddRemove => {
+                let t = (self.passes as u128 * n as u128 / self.batch_size as u128).max(1);
+                let t = u64::try_from(t).map_err(|_| OptimError::InvalidParameter {
+                    name: "passes",
+                    value: self.passes.to_string(),
+                    expected: "passes * public_n / L overflows u64; use fewer passes",
+                })?;
+                (t, PlanMechanism::SubsampledGaussian { sampling_rate })
+            }
+        };
         let plan = Plan {
-            mechanism: PlanMechanism::SampledWithoutReplacementGaussian {
-                sampling_rate: SamplingRate::new(q)?,
-            },
+            mechanism,
             steps,
-            accountant: accountant(self.privacy.accounting),
+            accountant: accountant(self.privacy.accounting, self.adjacency),
         };
         let epsilon = self.privacy.epsilon.get();
         // Nothing is charged before the steps: with an empty prior this is
@@ -318,7 +452,7 @@ impl<L: DualLoss> DpScd<L> {
             .calibration;
         let s = calibration.noise_multiplier;
         let clip = self.effective_clip();
-        let sensitivity = sensitivity(self.updates, self.batch_size, clip);
+        let sensitivity = sensitivity(self.adjacency, self.updates, self.batch_size, clip);
         let noise_std = s * sensitivity;
         if !noise_std.is_finite() {
             return Err(OptimError::InvalidParameter {
@@ -330,7 +464,8 @@ impl<L: DualLoss> DpScd<L> {
         }
         Ok(DpScdPlan {
             accounting: self.privacy.accounting.name(),
-            adjacency: Adjacency::ReplaceOne,
+            adjacency: self.adjacency,
+            sampling: self.sampling(),
             updates: self.updates.name().into(),
             dual_noise: self.dual_noise.name().into(),
             planned_n: n,
@@ -359,7 +494,12 @@ impl<L: DualLoss> DpScd<L> {
         let (n, p) = (data.n_samples(), data.n_features());
         data.check_labels_for(&self.loss)?;
         let lambda = ridge_strength(&self.penalty, p, "DP-SCD")?;
-        let batch = check_batch(self.batch_size, n)?;
+        // Under add/remove the true n is private: nothing is checked against it (the
+        // Poisson batches need no bound), the stated public_n is used instead.
+        let batch = match self.adjacency {
+            Adjacency::ReplaceOne => check_batch(self.batch_size, n)?,
+            Adjacency::AddRemove => self.batch_size as usize,
+        };
         let sq = row_sq_norms(data.x());
         let r2 = ROW_NORM_BOUND * ROW_NORM_BOUND;
         if let Some(i) = sq.iter().position(|&s| s.is_nan() || s > r2) {
@@ -371,12 +511,20 @@ impl<L: DualLoss> DpScd<L> {
                            divide them by a public bound on their norms",
             });
         }
+        let planned_n = self.planned_n(n);
         let plan = self.plan(n)?;
         let mut ledger = Ledger::new();
-        ledger.charge(Charge::SampledWithoutReplacementGaussian {
-            sampling_rate: plan.sampling_rate,
-            noise_multiplier: plan.noise_multiplier,
-            count: plan.steps,
+        ledger.charge(match self.adjacency {
+            Adjacency::ReplaceOne => Charge::SampledWithoutReplacementGaussian {
+                sampling_rate: plan.sampling_rate,
+                noise_multiplier: plan.noise_multiplier,
+                count: plan.steps,
+            },
+            Adjacency::AddRemove => Charge::SubsampledGaussian {
+                sampling_rate: plan.sampling_rate,
+                noise_multiplier: plan.noise_multiplier,
+                count: plan.steps,
+            },
         })?;
         // Nothing is charged before the steps: the calibration searched over exactly
         // this one-charge ledger (calibrate_sigma is calibrate_ledger with an empty
@@ -388,8 +536,8 @@ impl<L: DualLoss> DpScd<L> {
                 whole_ledger: true,
             },
             &self.privacy,
-            accountant(self.privacy.accounting),
-            Adjacency::ReplaceOne,
+            accountant(self.privacy.accounting, self.adjacency),
+            self.adjacency,
         )?;
         if self.dual_noise == DualNoise::SampledRecords {
             guarantee.proven = false;
@@ -403,7 +551,7 @@ impl<L: DualLoss> DpScd<L> {
             x: data.x(),
             y: data.y(),
             loss: &self.loss,
-            inv_lambda_n: 1.0 / (lambda * n as f64),
+            inv_lambda_n: 1.0 / (lambda * planned_n as f64),
             sq_norms: &sq,
         };
         let lp = DualLoop {
@@ -414,44 +562,61 @@ impl<L: DualLoss> DpScd<L> {
             } else {
                 f64::INFINITY
             },
+            poisson: (self.adjacency == Adjacency::AddRemove).then_some(plan.sampling_rate),
         };
         let mut state = DualState {
             alpha: vec![0.0; n],
             v: vec![0.0; p],
         };
-        let mut scratch = DualScratch::new(n, p, batch);
-        if switches.noise {
-            let mut noise = StateNoise {
-                gaussian: Gaussian::new(plan.noise_std)?,
-                rng: &mut streams.noise,
-                pending: match self.dual_noise {
-                    DualNoise::EveryRecord => Some(vec![0; n]),
-                    DualNoise::SampledRecords => None,
-                },
-            };
+        let mut scratch = match self.adjacency {
+            Adjacency::ReplaceOne => DualScratch::new(n, p, batch),
+            Adjacency::AddRemove => DualScratch::poisson(p, batch),
+        };
+        // The steps run pass by pass when the trajectory is recorded (the same draws in
+        // the same order as one run: the engine's batches and noise come from their own
+        // generators), else in one call.
+        let ends = if self.record_trajectory {
+            self.pass_ends(planned_n)
+        } else {
+            vec![plan.steps]
+        };
+        let mut trajectory = Vec::new();
+        let mut w = vec![0.0; p];
+        let mut z = vec![0.0; n];
+        let mut noise = StateNoise {
+            gaussian: Gaussian::new(plan.noise_std)?,
+            rng: &mut streams.noise,
+            pending: match self.dual_noise {
+                DualNoise::EveryRecord => Some(vec![0; n]),
+                DualNoise::SampledRecords => None,
+            },
+        };
+        let mut done = 0u64;
+        for &end in &ends {
+            let end = end.min(plan.steps);
             run_dual(
                 &prob,
                 lp,
                 &mut state,
                 &mut scratch,
-                0,
-                plan.steps,
+                done,
+                end - done,
                 &mut streams.coordinates,
-                Some(&mut noise),
+                switches.noise.then_some(&mut noise),
             );
-        } else {
-            run_dual::<_, _, _, rand_chacha::ChaCha20Rng>(
-                &prob,
-                lp,
-                &mut state,
-                &mut scratch,
-                0,
-                plan.steps,
-                &mut streams.coordinates,
-                None,
-            );
+            done = end;
+            if self.record_trajectory {
+                primal_of(&state.v, prob.inv_lambda_n, &mut w);
+                data.x().matvec(&w, &mut z);
+                trajectory.push(objective_from_predictor(
+                    &self.loss,
+                    &self.penalty,
+                    &w,
+                    &z,
+                    data.y(),
+                ));
+            }
         }
-        let mut w = vec![0.0; p];
         primal_of(&state.v, prob.inv_lambda_n, &mut w);
         let seconds = start.elapsed().as_secs_f64();
         check_finite(
@@ -459,7 +624,6 @@ impl<L: DualLoss> DpScd<L> {
             &w,
             "the clipping threshold is too large for this data and lambda",
         )?;
-        let mut z = vec![0.0; n];
         data.x().matvec(&w, &mut z);
         let objective = objective_from_predictor(&self.loss, &self.penalty, &w, &z, data.y());
         Ok(Fitted {
@@ -471,7 +635,7 @@ impl<L: DualLoss> DpScd<L> {
                 privacy: Some(PrivacyReport {
                     target_epsilon: self.privacy.epsilon.get(),
                     target_delta: self.privacy.delta.get(),
-                    n_samples: n,
+                    n_samples: planned_n,
                     plan: SolverPlan::DpScd(plan),
                     ledger,
                     guarantee,
@@ -482,6 +646,7 @@ impl<L: DualLoss> DpScd<L> {
             diagnostics: Diagnostics {
                 objective,
                 seconds,
+                objective_trajectory: trajectory,
                 ..Diagnostics::default()
             },
         })

@@ -20,8 +20,8 @@ use crate::privacy::{
     CalibrationCache, CheckedPrivacy, LedgerCalibration, PrivacyParams,
 };
 use crate::sgd::{
-    check_sgd_problem, row_norms, run_sgd, steps_for, GlobalSmoothness, L2ClipAt, NoVecNoise,
-    SgdProblem, SgdScratch, VecNoise,
+    check_sgd_problem, row_norms, run_sgd_by_pass, steps_for, GlobalSmoothness, L2ClipAt,
+    NoVecNoise, SgdProblem, SgdScratch, VecNoise,
 };
 use crate::solver::{check_finite, Solver, Streams, Switches};
 use dp_accounting::calibrate::{self, Plan, PlanMechanism};
@@ -63,6 +63,7 @@ pub struct DpSgdParams<L, P> {
     public_n: Option<usize>,
     smoothness: GlobalSmoothness,
     w0: Option<Vec<f64>>,
+    record_trajectory: bool,
     calibrations: Option<CalibrationCache>,
 }
 
@@ -85,10 +86,18 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
             public_n: None,
             smoothness: GlobalSmoothness::FromData,
             w0: None,
+            record_trajectory: false,
             calibrations: None,
         }
     }
     privacy_setters!();
+    /// Record `F(w)` after every pass in [`Diagnostics::objective_trajectory`] (a
+    /// non-private diagnostic computed from the data; it changes no release, and the
+    /// returned model is bit for bit the same).
+    pub fn record_trajectory(mut self, record: bool) -> Self {
+        self.record_trajectory = record;
+        self
+    }
     /// Number of passes (one pass = `ceil(n / b)` steps).
     pub fn passes(mut self, passes: u64) -> Self {
         self.passes = Some(passes);
@@ -196,6 +205,7 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
             public_n,
             smoothness: self.smoothness,
             w0: self.w0,
+            record_trajectory: self.record_trajectory,
             calibrations: self.calibrations.unwrap_or_default(),
         })
     }
@@ -217,6 +227,7 @@ pub struct DpSgd<L, P> {
     public_n: Option<usize>,
     smoothness: GlobalSmoothness,
     w0: Option<Vec<f64>>,
+    record_trajectory: bool,
     calibrations: CalibrationCache,
 }
 
@@ -491,12 +502,14 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         } else {
             f64::INFINITY
         });
+        let mut trajectory = Vec::new();
+        let per_pass = steps_for(1, self.planned_n(n), self.batch_size)?;
         if switches.noise {
             let mut noise = IsoGaussian {
                 mechanism: Gaussian::new(plan.noise_std)?,
                 rng: &mut streams.noise,
             };
-            run_sgd(
+            run_sgd_by_pass(
                 &prob,
                 clip,
                 &mut noise,
@@ -504,9 +517,11 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
                 &mut w,
                 &mut g,
                 &mut scratch,
+                per_pass,
+                self.record_trajectory.then_some(&mut trajectory),
             );
         } else {
-            run_sgd(
+            run_sgd_by_pass(
                 &prob,
                 clip,
                 &mut NoVecNoise,
@@ -514,6 +529,8 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
                 &mut w,
                 &mut g,
                 &mut scratch,
+                per_pass,
+                self.record_trajectory.then_some(&mut trajectory),
             );
         }
         let seconds = start.elapsed().as_secs_f64();
@@ -545,6 +562,7 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
             diagnostics: Diagnostics {
                 objective,
                 seconds,
+                objective_trajectory: trajectory,
                 ..Diagnostics::default()
             },
         })

@@ -191,15 +191,21 @@ pub struct DpGcdPlan {
 pub struct DpScdPlan {
     /// "paper", "exact" or the custom accountant's name.
     pub accounting: String,
-    /// The neighbouring relation of the guarantee (replace-one).
+    /// The neighbouring relation of the guarantee (replace-one, or add/remove with a
+    /// stated `public_n`).
     pub adjacency: Adjacency,
+    /// How the batches are drawn: exactly `L` without replacement (replace-one) or
+    /// Poisson with rate `L / public_n` (add/remove).
+    #[serde(default)]
+    pub sampling: BatchSampling,
     /// How the steps of one mini-batch are combined: "independent" (DP-SCD) or
     /// "sequential" (SEQDP-SCD).
     pub updates: String,
     /// Which dual variables are perturbed: "every-record" or "sampled-records" (the
     /// paper's).
     pub dual_noise: String,
-    /// The number of records `n` (public under replace-one).
+    /// The number of records `n` (public under replace-one; the stated `public_n` under
+    /// add/remove).
     pub planned_n: usize,
     /// Epsilon given to the optimisation.
     pub epsilon: f64,
@@ -209,7 +215,8 @@ pub struct DpScdPlan {
     pub steps: u64,
     /// Sampling fraction `q = L / n`.
     pub sampling_rate: f64,
-    /// Mini-batch size `L` (drawn without replacement, afresh at every step).
+    /// Mini-batch size `L` (drawn without replacement, afresh at every step; the
+    /// expected size of a Poisson batch).
     pub batch_size: u64,
     /// Noise multiplier `s`: noise std = `s * sensitivity`.
     pub noise_multiplier: f64,
@@ -221,7 +228,7 @@ pub struct DpScdPlan {
     pub clip: f64,
     /// Public bound on the rows' L2 norms the sensitivity assumes.
     pub row_norm_bound: f64,
-    /// Replace-one L2 sensitivity of one step's update of `(alpha, v)`.
+    /// L2 sensitivity of one step's update of `(alpha, v)` under `adjacency`.
     pub sensitivity: f64,
     /// Noise std per coordinate, `s * sensitivity`.
     pub noise_std: f64,

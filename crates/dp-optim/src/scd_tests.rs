@@ -163,6 +163,7 @@ fn maintained_v_is_x_transpose_alpha() {
             batch: 5,
             updates,
             clip: f64::INFINITY,
+            poisson: None,
         };
         let mut rng = ChaCha20Rng::seed_from_u64(1);
         run_dual::<_, _, _, ChaCha20Rng>(&prob, lp, &mut st, &mut scratch, 0, 50, &mut rng, None);

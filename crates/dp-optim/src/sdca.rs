@@ -116,6 +116,12 @@ pub(crate) struct DualLoop {
     pub updates: BatchUpdates,
     /// Bound `C` on every coordinate step (`f64::INFINITY`: none).
     pub clip: f64,
+    /// `Some(q)`: Poisson batches, each record joining every step independently with
+    /// probability `q`; `batch` is then the public expected size `L`, which scales the
+    /// local subproblem (never the realised size, which depends on the data). Only with
+    /// [`BatchUpdates::Independent`]. `None`: exactly `batch` records drawn without
+    /// replacement.
+    pub poisson: Option<f64>,
 }
 
 /// Scratch buffers of the engine (allocated once per fit).
@@ -138,6 +144,18 @@ impl DualScratch {
             batch: vec![0; batch],
             dv: vec![0.0; p],
             zeta: vec![0.0; batch],
+        }
+    }
+    /// Buffers for Poisson batches of expected size `batch`: room for a batch six
+    /// standard deviations above its mean, so that the buffers almost never grow (they
+    /// grow by amortised doubling if a batch is larger, never shrink).
+    pub(crate) fn poisson(p: usize, batch: usize) -> Self {
+        let cap = batch + 6 * (batch as f64).sqrt().ceil() as usize + 16;
+        Self {
+            perm: Vec::new(),
+            batch: Vec::with_capacity(cap),
+            dv: vec![0.0; p],
+            zeta: Vec::with_capacity(cap),
         }
     }
 }
@@ -182,7 +200,9 @@ pub(crate) fn run_dual<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>
     if steps == 0 {
         return;
     }
-    if lp.batch == 1 {
+    if let Some(q) = lp.poisson {
+        run_poisson(prob, lp, q, state, scratch, first, steps, sample_rng, noise);
+    } else if lp.batch == 1 {
         run_single(
             prob, lp.clip, state, scratch, first, steps, sample_rng, noise,
         );
@@ -366,6 +386,63 @@ fn run_batched<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>(
     }
 }
 
+/// Poisson batches (independent updates only): at every step each record joins the
+/// batch independently with probability `q` (geometric skips, as DP-SGD's engine), the
+/// steps are computed from one frozen `(alpha, v)` with the subproblem scaled by the
+/// public expected size `L = lp.batch`, and then added with the step's noise.
+#[allow(clippy::too_many_arguments)]
+fn run_poisson<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>(
+    prob: &DualProblem<'_, D, L>,
+    lp: DualLoop,
+    q: f64,
+    state: &mut DualState,
+    scratch: &mut DualScratch,
+    first: u64,
+    steps: u64,
+    sample_rng: &mut R,
+    mut noise: Option<&mut StateNoise<'_, N>>,
+) {
+    debug_assert_eq!(lp.updates, BatchUpdates::Independent);
+    let scale = lp.batch as f64;
+    let c = lp.clip;
+    let n = prob.y.len();
+    let log1m_q = (-q).ln_1p();
+    let DualState { alpha, v } = state;
+    let DualScratch {
+        batch, dv, zeta, ..
+    } = scratch;
+    for t in first..first + steps {
+        batch.clear();
+        let mut i = crate::sgd::geometric_skip(sample_rng, log1m_q);
+        while i < n {
+            batch.push(i);
+            i = i
+                .saturating_add(1)
+                .saturating_add(crate::sgd::geometric_skip(sample_rng, log1m_q));
+        }
+        if let Some(nz) = noise.as_deref_mut() {
+            for &j in batch.iter() {
+                nz.catch_up(j, t, &mut alpha[j]);
+            }
+        }
+        dv.iter_mut().for_each(|d| *d = 0.0);
+        zeta.clear();
+        for &j in batch.iter() {
+            let step = dual_step(prob, scale, c, alpha[j], j);
+            zeta.push(prob.x.row_dot_axpy_into(j, v, dv, step));
+        }
+        for (&j, &z) in batch.iter().zip(zeta.iter()) {
+            alpha[j] += z;
+        }
+        for (vi, &d) in v.iter_mut().zip(dv.iter()) {
+            *vi += d;
+        }
+        if let Some(nz) = noise.as_deref_mut() {
+            nz.after_batch(batch, alpha, v);
+        }
+    }
+}
+
 /// `||x_i||^2` for every row.
 pub(crate) fn row_sq_norms<D: Design>(x: &D) -> Vec<f64> {
     (0..x.n_samples()).map(|i| x.row_sq_norm(i)).collect()
@@ -487,6 +564,7 @@ pub struct SdcaParams<L> {
     updates: BatchUpdates,
     tolerance: Option<f64>,
     record_gap: bool,
+    record_trajectory: bool,
 }
 
 impl<L: DualLoss> SdcaParams<L> {
@@ -501,7 +579,13 @@ impl<L: DualLoss> SdcaParams<L> {
             updates: BatchUpdates::Independent,
             tolerance: None,
             record_gap: false,
+            record_trajectory: false,
         }
+    }
+    /// Record `F(w)` after every pass in [`Diagnostics::objective_trajectory`].
+    pub fn record_trajectory(mut self, record: bool) -> Self {
+        self.record_trajectory = record;
+        self
     }
     /// Maximum number of passes (one pass = `ceil(n / L)` mini-batches).
     pub fn passes(mut self, passes: u64) -> Self {
@@ -545,6 +629,7 @@ impl<L: DualLoss> SdcaParams<L> {
             updates: self.updates,
             tolerance: self.tolerance,
             record_gap: self.record_gap,
+            record_trajectory: self.record_trajectory,
         })
     }
 }
@@ -559,6 +644,7 @@ pub struct Sdca<L> {
     updates: BatchUpdates,
     tolerance: Option<f64>,
     record_gap: bool,
+    record_trajectory: bool,
 }
 
 impl<L> Sdca<L> {
@@ -598,6 +684,7 @@ impl<L: DualLoss> Sdca<L> {
             batch,
             updates: self.updates,
             clip: f64::INFINITY,
+            poisson: None,
         };
         let mut state = DualState {
             alpha: vec![0.0; n],
@@ -611,6 +698,7 @@ impl<L: DualLoss> Sdca<L> {
         let mut gap = None;
         let mut steps = 0u64;
         let check = self.tolerance.is_some() || self.record_gap;
+        let mut objectives = Vec::new();
         for _ in 0..self.passes {
             run_dual::<_, _, _, rand_chacha::ChaCha20Rng>(
                 &prob,
@@ -623,6 +711,17 @@ impl<L: DualLoss> Sdca<L> {
                 None,
             );
             steps += per_pass;
+            if self.record_trajectory && !check {
+                primal_of(&state.v, prob.inv_lambda_n, &mut w);
+                data.x().matvec(&w, &mut z);
+                objectives.push(objective_from_predictor(
+                    &self.loss,
+                    &self.penalty,
+                    &w,
+                    &z,
+                    data.y(),
+                ));
+            }
             if check {
                 primal_of(&state.v, prob.inv_lambda_n, &mut w);
                 let (pv, g) = duality_gap(
@@ -637,6 +736,9 @@ impl<L: DualLoss> Sdca<L> {
                 );
                 if self.record_gap {
                     trajectory.push(g);
+                }
+                if self.record_trajectory {
+                    objectives.push(pv);
                 }
                 gap = Some(g);
                 if let Some(tol) = self.tolerance {
@@ -669,6 +771,7 @@ impl<L: DualLoss> Sdca<L> {
                 seconds,
                 duality_gap: gap,
                 duality_gap_trajectory: trajectory,
+                objective_trajectory: objectives,
                 ..Diagnostics::default()
             },
         })

@@ -95,7 +95,7 @@ pub(crate) struct SgdProblem<'a, D, L: ?Sized, P: ?Sized> {
 /// Number of samples skipped before the next Poisson-included one: `Geometric(q)`
 /// failures, drawn by inversion (`floor(ln U / ln(1 - q))`, `U` uniform in (0, 1]).
 #[inline]
-fn geometric_skip<R: Rng + ?Sized>(rng: &mut R, log1m_q: f64) -> usize {
+pub(crate) fn geometric_skip<R: Rng + ?Sized>(rng: &mut R, log1m_q: f64) -> usize {
     let u = 1.0 - rng.random::<f64>(); // (0, 1]
     let g = (u.ln() / log1m_q).floor();
     // q = 1 gives ln(1-q) = -inf and g = -0: include everything. Saturating cast.
@@ -245,6 +245,53 @@ where
     sampled
 }
 
+/// [`run_sgd`] pass by pass, recording `F(w)` after each (`per_pass` steps a pass, the
+/// last pass possibly shorter) into `trajectory` when it is `Some`: a non-private
+/// diagnostic. The steps are the same as one call's (the loop keeps no state between
+/// steps but `w` and the generators' streams), so the returned `w` is bit for bit the
+/// same with or without recording. Returns the number of sampled examples.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_sgd_by_pass<D, L, P, C, N, R>(
+    prob: &SgdProblem<'_, D, L, P>,
+    clip: C,
+    noise: &mut N,
+    sample_rng: &mut R,
+    w: &mut [f64],
+    g: &mut [f64],
+    scratch: &mut SgdScratch,
+    per_pass: u64,
+    trajectory: Option<&mut Vec<f64>>,
+) -> u64
+where
+    D: Design,
+    L: Loss + ?Sized,
+    P: Penalty + ?Sized,
+    C: L2Clip,
+    N: VecNoise,
+    R: Rng + ?Sized,
+{
+    let Some(trajectory) = trajectory else {
+        return run_sgd(prob, clip, noise, sample_rng, w, g, scratch);
+    };
+    let mut z = vec![0.0; prob.y.len()];
+    let (mut left, mut sampled) = (prob.steps, 0u64);
+    while left > 0 {
+        let k = per_pass.max(1).min(left);
+        let chunk = SgdProblem { steps: k, ..*prob };
+        sampled += run_sgd(&chunk, clip, noise, sample_rng, w, g, scratch);
+        left -= k;
+        prob.x.matvec(w, &mut z);
+        trajectory.push(crate::kernel::objective_from_predictor(
+            prob.loss,
+            prob.penalty,
+            w,
+            &z,
+            prob.y,
+        ));
+    }
+    sampled
+}
+
 /// Checks what SGD-type solvers need from the problem.
 pub(crate) fn check_sgd_problem<D: Design, L: Loss + ?Sized, P: Penalty + ?Sized>(
     data: &Dataset<D>,
@@ -317,6 +364,7 @@ pub struct SgdParams<L, P> {
     sampling: BatchSampling,
     smoothness: GlobalSmoothness,
     w0: Option<Vec<f64>>,
+    record_trajectory: bool,
 }
 
 impl<L: Loss, P: Penalty> SgdParams<L, P> {
@@ -331,7 +379,13 @@ impl<L: Loss, P: Penalty> SgdParams<L, P> {
             sampling: BatchSampling::WithoutReplacement,
             smoothness: GlobalSmoothness::FromData,
             w0: None,
+            record_trajectory: false,
         }
+    }
+    /// Record `F(w)` after every pass in [`Diagnostics::objective_trajectory`].
+    pub fn record_trajectory(mut self, record: bool) -> Self {
+        self.record_trajectory = record;
+        self
     }
     /// How batches are drawn (default [`BatchSampling::WithoutReplacement`], as DP-SGD
     /// under replace-one).
@@ -379,6 +433,7 @@ impl<L: Loss, P: Penalty> SgdParams<L, P> {
             sampling: self.sampling,
             smoothness: self.smoothness,
             w0: self.w0,
+            record_trajectory: self.record_trajectory,
         })
     }
 }
@@ -394,6 +449,7 @@ pub struct Sgd<L, P> {
     sampling: BatchSampling,
     smoothness: GlobalSmoothness,
     w0: Option<Vec<f64>>,
+    record_trajectory: bool,
 }
 
 /// Steps per pass: `ceil(n / b)`.
@@ -444,7 +500,8 @@ impl<D: Design, L: Loss, P: Penalty> Solver<D> for Sgd<L, P> {
         let mut w = self.w0.clone().unwrap_or_else(|| vec![0.0; p]);
         let mut g = vec![0.0; p];
         let mut scratch = SgdScratch::new(n);
-        run_sgd(
+        let mut trajectory = Vec::new();
+        run_sgd_by_pass(
             &prob,
             NoL2Clip,
             &mut NoVecNoise,
@@ -452,6 +509,8 @@ impl<D: Design, L: Loss, P: Penalty> Solver<D> for Sgd<L, P> {
             &mut w,
             &mut g,
             &mut scratch,
+            steps_for(1, n, self.batch_size)?,
+            self.record_trajectory.then_some(&mut trajectory),
         );
         let seconds = start.elapsed().as_secs_f64();
         check_finite("SGD", &w, "lower the step scale")?;
@@ -469,6 +528,7 @@ impl<D: Design, L: Loss, P: Penalty> Solver<D> for Sgd<L, P> {
             diagnostics: Diagnostics {
                 objective,
                 seconds,
+                objective_trajectory: trajectory,
                 ..Diagnostics::default()
             },
         })

@@ -465,4 +465,30 @@ fn dp_scd_reports_its_ledger() {
             .unwrap();
         check(&fit, accountant, true, &format!("dp-scd {accounting:?}"));
     }
+    // The paper's setting: add/remove, Poisson batches, a stated public n.
+    // (The PLD calibration's tolerance is coarser: not `tight`.)
+    for (accounting, accountant, tight) in [
+        (Accounting::Exact, Accountant::Pld, false),
+        (Accounting::Paper, Accountant::MomentsAccountant, true),
+    ] {
+        let fit = DpScdParams::new(Squared::half(), dp_models::L2::new(0.1).unwrap())
+            .epsilon(1.0)
+            .delta(DELTA)
+            .passes(2)
+            .batch_size(20)
+            .clip(0.5)
+            .adjacency(Adjacency::AddRemove)
+            .public_n(n)
+            .accounting(accounting)
+            .build()
+            .unwrap()
+            .fit_seeded(&data, 4)
+            .unwrap();
+        check(
+            &fit,
+            accountant,
+            tight,
+            &format!("dp-scd add/remove {accounting:?}"),
+        );
+    }
 }

@@ -1909,6 +1909,146 @@ fn dp_scd_empirical_epsilon() {
     }
 }
 
+/// DP-SCD under add/remove (the paper's setting: Poisson batches, `Delta = C sqrt(1 +
+/// R^2)`), one step at rate 1 (`L = public_n`, every record in the batch): `D'` is `D`
+/// with one extreme record appended (same seed, so the other records' batch membership
+/// and the noise are the same). The released `v` moves by at most `C R`, within the
+/// reported add/remove sensitivity `sqrt(2) C` (which also covers the record's own dual
+/// variable).
+#[test]
+fn dp_scd_add_remove_update_within_sensitivity() {
+    let mut rng = ChaCha20Rng::seed_from_u64(0xADD);
+    let trials = if slow() { 1500 } else { 150 };
+    let mut worst = 0.0f64;
+    for t in 0..trials {
+        let n = rng.random_range(1..=5);
+        let p = rng.random_range(1..=3);
+        let nb = Neighbours::random(&mut rng, n, p, false);
+        let mut x = nb.x.clone();
+        unit_rows(&mut x, p);
+        let mut x2 = x.clone();
+        let mut extra = nb.x2[..p].to_vec();
+        unit_rows(&mut extra, p);
+        x2.extend_from_slice(&extra);
+        let mut y2 = nb.y.clone();
+        y2.push(wild(&mut rng));
+        let d = Dataset::new(DenseDesign::from_row_major(n, p, &x).unwrap(), nb.y.clone()).unwrap();
+        let d2 = Dataset::new(DenseDesign::from_row_major(n + 1, p, &x2).unwrap(), y2).unwrap();
+        let clip = clip_choice(&mut rng);
+        let lambda = 0.5;
+        let public_n = n + 1;
+        let fit = |data: &Dataset<DenseDesign>| {
+            DpScdParams::new(Squared::half(), L2::new(lambda).unwrap())
+                .epsilon(1.0)
+                .delta(1e-5)
+                .passes(1)
+                .batch_size(public_n as u64)
+                .clip(clip)
+                .adjacency(Adjacency::AddRemove)
+                .public_n(public_n)
+                .build()
+                .unwrap()
+                .fit_seeded(data, 7000 + t as u64)
+                .unwrap()
+        };
+        let (a, b) = (fit(&d), fit(&d2));
+        let SolverPlan::DpScd(plan) = &a.privacy().unwrap().plan else {
+            panic!("not a DP-SCD plan")
+        };
+        assert_eq!(plan.steps, 1);
+        let v = |f: &dp_optim::Fitted| -> Vec<f64> {
+            f.coefficients()
+                .iter()
+                .map(|w| w * lambda * public_n as f64)
+                .collect()
+        };
+        let (v, v2) = (v(&a), v(&b));
+        let diff = v
+            .iter()
+            .zip(&v2)
+            .map(|(a, b)| (a - b).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        let scale: f64 = v.iter().chain(&v2).map(|a| a.abs()).sum();
+        let tol = slack(scale);
+        assert!(
+            diff <= clip * (1.0 + 1e-9) + tol,
+            "change of v {diff} > C = {clip}"
+        );
+        assert!(diff <= plan.sensitivity + tol);
+        if tol < 1e-6 * clip {
+            worst = worst.max(diff / clip);
+        }
+    }
+    assert!(worst > 0.9, "largest observed change / C = {worst}");
+}
+
+/// DP-SCD under add/remove, 4 steps at Poisson rate 1/2 (`L = 5`, `public_n = 10`): `D`
+/// is nine zero rows plus a record with feature 1 and label `1e6` (its step is clipped to
+/// `+C` whenever it is sampled), `D'` the nine zero rows alone. The statistic is
+/// `v_T / C`, recovered from `w_T`. It observes only the `v` part of the release.
+#[test]
+fn dp_scd_add_remove_empirical_epsilon() {
+    let (delta, clip, b, lambda, public_n) = (1e-3, 0.01, 5u64, 1.0, 10usize);
+    let mut rows = vec![0.0; 10];
+    rows[9] = 1.0;
+    let mut y = vec![0.0; 10];
+    y[9] = 1e6;
+    let d = Dataset::new(DenseDesign::from_row_major(10, 1, &rows).unwrap(), y).unwrap();
+    let d2 = Dataset::new(
+        DenseDesign::from_row_major(9, 1, &rows[..9]).unwrap(),
+        vec![0.0; 9],
+    )
+    .unwrap();
+    for accounting in [Accounting::Paper, Accounting::Exact] {
+        let solver = DpScdParams::new(Squared::half(), L2::new(lambda).unwrap())
+            .epsilon(1.0)
+            .delta(delta)
+            .passes(2)
+            .batch_size(b)
+            .clip(clip)
+            .adjacency(Adjacency::AddRemove)
+            .public_n(public_n)
+            .accounting(accounting)
+            .build()
+            .unwrap();
+        let first = solver.fit_seeded(&d, u64::MAX).unwrap();
+        let pr = first.privacy().unwrap();
+        let claim = pr.guarantee.epsilon;
+        let SolverPlan::DpScd(plan) = &pr.plan else {
+            panic!("not a DP-SCD plan")
+        };
+        let steps = plan.steps;
+        assert_eq!(steps, 4);
+        let stat = |w: f64| w * lambda * public_n as f64 / clip;
+        let runs = audit_runs(4_000, 1_000_000);
+        let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+        for k in 0..runs as u64 {
+            out_d.push(stat(
+                solver.fit_seeded(&d, 2 * k).unwrap().model.coefficients[0],
+            ));
+            out_d2.push(stat(
+                solver
+                    .fit_seeded(&d2, 2 * k + 1)
+                    .unwrap()
+                    .model
+                    .coefficients[0],
+            ));
+        }
+        let total = plan.noise_std * (steps as f64).sqrt() / clip;
+        let grid: Vec<f64> = (-8..=16).map(|k| 0.25 * k as f64 * total).collect();
+        let a = audit_both(&out_d, &out_d2, &grid, delta);
+        eprintln!(
+            "dp-scd add/remove {accounting:?}: {steps} steps, multiplier {}, claim {claim}, runs {runs}, {a:?}",
+            plan.noise_multiplier
+        );
+        assert!(
+            a.epsilon_lower_bound <= claim,
+            "{accounting:?}: {a:?} exceeds {claim}"
+        );
+    }
+}
+
 /// A random record over `p` features with at most `k` non-zeros (values from `wild`,
 /// which includes huge and tiny magnitudes), as a dense row.
 fn sparse_record<R: Rng>(rng: &mut R, p: usize, k: usize) -> Vec<f64> {
