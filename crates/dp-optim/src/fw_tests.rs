@@ -498,3 +498,61 @@ fn one_feature_sign_test() {
         .fit_seeded(&data, 0);
     assert!(fit.unwrap().coefficients()[0] > 0.0);
 }
+
+/// Algorithm 2 at the paper's nominal calibration: Laplace selection at the paper's
+/// scale, Gaussian sketch noise at `sigma(J) sqrt(KT) ...`; the ledger charges what these
+/// scales cost under our sensitivities, and the guarantee is that ledger's, marked not
+/// proven.
+#[test]
+fn algorithm_2_at_the_paper_calibration_is_reported_not_proven() {
+    use crate::dist_fw::DistCalibration;
+    let data = lasso(200, 6, 9);
+    let fit = DistDpFwParams::new(1.0)
+        .epsilon(1.0)
+        .delta(1e-4)
+        .parties(2)
+        .tau(2)
+        .iterations(10)
+        .sketch_dim(8)
+        .feature_bound(1.0)
+        .label_bound(1.0)
+        .calibration(DistCalibration::PaperNominal)
+        .build()
+        .unwrap()
+        .fit_seeded(&data, 3)
+        .unwrap();
+    let pr = fit.privacy().unwrap();
+    assert!(!pr.guarantee.proven);
+    assert!(
+        pr.guarantee.how.contains("NOT PROVEN"),
+        "{}",
+        pr.guarantee.how
+    );
+    let SolverPlan::DpFw(FwPlan::Distributed(plan)) = &pr.plan else {
+        panic!("not a distributed plan")
+    };
+    assert_eq!(plan.selection_scale, plan.paper_laplace_scale);
+    // The charged eps0 is what the Laplace scale gives for the scores' sensitivity.
+    assert!(
+        (plan.selection_epsilon - 2.0 * plan.score_sensitivity / plan.selection_scale).abs()
+            < 1e-12
+    );
+    // The sketch's leading singular value is at least its largest column norm.
+    let sigma_min =
+        plan.sketch_max_column_norm * (2.0f64 * 10.0).sqrt() * (2.0 * ((1e4f64).ln() + 0.5)).sqrt()
+            / (200.0 * 0.5);
+    assert!(
+        plan.sketch_noise_std >= sigma_min * (1.0 - 1e-9),
+        "{} vs {sigma_min}",
+        plan.sketch_noise_std
+    );
+    let ledger = pr
+        .ledger
+        .guarantee(
+            dp_accounting::Delta::new(1e-4).unwrap(),
+            dp_accounting::calibrate::Accountant::Zcdp,
+        )
+        .unwrap();
+    assert_eq!(pr.guarantee.epsilon, ledger);
+    assert!(fit.coefficients().iter().all(|w| w.is_finite()));
+}
