@@ -8,7 +8,7 @@
 //!
 //! * **excess risk against `n * eps`** for Talwar et al.'s private FW and for Algorithm 2
 //!   (both bounds scale as `(n eps)^{-2/3}` up to log factors), with the fitted log-log
-//!   slope, beside the non-private floors (Jaggi's FW, the `(K, tau)`-BCFW) and the
+//!   slope, beside the non-private floors (Jaggi's FW, Algorithm 2's update with exact gradients (called BCFW before: it is not Algorithm 1's BCFW-AS, see `Alg::Bcfw`)) and the
 //!   JL-only ablation (Algorithm 2 with the sketch but no noise);
 //! * the dependence on the **sampling rate** `p = tau / |P_k|` (Theorem 3's bound grows as
 //!   `1/p^2`) and on the number of **parties** `K`;
@@ -20,7 +20,7 @@
 //! Excess risk is `F(w) - F*` with `F(w) = (1/(2n)) ||A w - y||^2` and `F*` the certified
 //! optimum over the **same** feasible set ([`frank_wolfe_reference`], duality gap below
 //! `ref_tol`): the l1 ball of radius `eta` for FW and Talwar's FW, the product of the
-//! parties' l1 balls of radius `eta` for BCFW and Algorithm 2 (the paper's server update,
+//! parties' l1 balls of radius `eta` for Algorithm 2's exact update and Algorithm 2 (the paper's server update,
 //! [`RadiusMode::PerParty`]).
 
 use std::path::Path;
@@ -32,7 +32,9 @@ use dp_models::preprocess::clip_to_bound;
 use dp_models::{Dataset, DenseDesign, Design, Squared};
 use dp_optim::dist_fw::{run_protocol, Party, PartyMechanisms, RadiusMode, Server, Sketch};
 use dp_optim::plan::SolverPlan;
-use dp_optim::{Accounting, BcfwParams, DistDpFwParams, DpFwParams, FwParams, Solver};
+use dp_optim::{
+    Accounting, BcfwParams, DistCalibration, DistDpFwParams, DpFwParams, FwParams, Solver,
+};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rand_distr::{Distribution, Normal};
@@ -229,7 +231,7 @@ pub struct Record {
     pub problem: String,
     /// Sweep: `n-eps`, `sampling-rate`, `parties`, `sketch-dim` or `california`.
     pub panel: String,
-    /// `fw`, `bcfw`, `dp-fw`, `dist-dp-fw` or `jl-only`.
+    /// `fw`, `dp-fw-paper`, `alg2-exact`, `dist-dp-fw-paper`, `dp-fw`, `dist-dp-fw` or `jl-only`.
     pub algorithm: String,
     /// How the noise is calibrated (`zcdp`), `none` for the non-private runs.
     pub accounting: String,
@@ -428,10 +430,23 @@ pub fn california_bounded(rows: Option<usize>) -> Result<Dataset<DenseDesign>> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Alg {
     Fw,
+    /// Talwar et al.'s private FW, our accounting (Gumbel selection, zCDP).
     DpFw,
+    /// Talwar et al.'s private FW with the paper's accounting (Laplace report-noisy-max,
+    /// advanced composition).
+    DpFwPaper,
+    /// Algorithm 2's update (every coordinate shrinks by `1 - gamma`, the sampled
+    /// parties' vertices added) with exact gradients and exact selection: non-private.
+    /// Not BCFW-AS as Algorithm 1 states it (which updates only the sampled blocks): on
+    /// an l1 ball, a non-separable set, that partial update leaves the feasible set
+    /// (with `||x||_1 = r` held outside the sampled coordinates, the update adds up to
+    /// `gamma r`), so the row is named for what it runs.
     Bcfw,
     JlOnly,
     DistDpFw,
+    /// Algorithm 2 at the paper's nominal noise scales (`DistCalibration::PaperNominal`;
+    /// not proven, its accounted epsilon is reported).
+    DistDpFwPaper,
 }
 
 impl Alg {
@@ -439,16 +454,29 @@ impl Alg {
         match self {
             Alg::Fw => "fw",
             Alg::DpFw => "dp-fw",
-            Alg::Bcfw => "bcfw",
+            Alg::DpFwPaper => "dp-fw-paper",
+            Alg::Bcfw => "alg2-exact",
             Alg::JlOnly => "jl-only",
             Alg::DistDpFw => "dist-dp-fw",
+            Alg::DistDpFwPaper => "dist-dp-fw-paper",
         }
     }
     fn private(self) -> bool {
-        matches!(self, Alg::DpFw | Alg::DistDpFw)
+        matches!(
+            self,
+            Alg::DpFw | Alg::DpFwPaper | Alg::DistDpFw | Alg::DistDpFwPaper
+        )
     }
     fn central(self) -> bool {
-        matches!(self, Alg::Fw | Alg::DpFw)
+        matches!(self, Alg::Fw | Alg::DpFw | Alg::DpFwPaper)
+    }
+    fn accounting(self) -> &'static str {
+        match self {
+            Alg::DpFw | Alg::DistDpFw => "zcdp",
+            Alg::DpFwPaper => "paper: Laplace, advanced composition",
+            Alg::DistDpFwPaper => "paper's nominal scales (not proven)",
+            _ => "none",
+        }
     }
 }
 
@@ -561,6 +589,15 @@ fn run_one(p: &Problem, job: &Job, s: &Settings, seed: u64) -> Result<RunResult>
             .label_bound(LABEL_BOUND)
             .build()?
             .fit_with_rng(data, &mut rng)?,
+        Alg::DpFwPaper => DpFwParams::new(loss, ETA)
+            .epsilon(job.eps)
+            .delta(p.delta)
+            .accounting(Accounting::Paper)
+            .iterations(t)
+            .feature_bound(FEATURE_BOUND)
+            .label_bound(LABEL_BOUND)
+            .build()?
+            .fit_with_rng(data, &mut rng)?,
         Alg::Bcfw => BcfwParams::new(loss, ETA)
             .parties(job.parties)
             .tau(job.tau)
@@ -568,7 +605,12 @@ fn run_one(p: &Problem, job: &Job, s: &Settings, seed: u64) -> Result<RunResult>
             .radius_mode(RadiusMode::PerParty)
             .build()?
             .fit_with_rng(data, &mut rng)?,
-        Alg::DistDpFw => DistDpFwParams::new(ETA)
+        Alg::DistDpFw | Alg::DistDpFwPaper => DistDpFwParams::new(ETA)
+            .calibration(if job.alg == Alg::DistDpFwPaper {
+                DistCalibration::PaperNominal
+            } else {
+                DistCalibration::Zcdp
+            })
             .epsilon(job.eps)
             .delta(p.delta)
             .parties(job.parties)
@@ -675,7 +717,7 @@ fn jl_only(
 fn record_of(p: &Problem, job: &Job, s: &Settings, results: &[Result<RunResult>]) -> Record {
     let (n, d) = (p.data.x().n_samples(), p.data.x().n_features());
     let t = iterations_for(n, job.eps);
-    let sketched = matches!(job.alg, Alg::JlOnly | Alg::DistDpFw);
+    let sketched = matches!(job.alg, Alg::JlOnly | Alg::DistDpFw | Alg::DistDpFwPaper);
     let m = job.m.unwrap_or_else(|| sketch_dim_for(s, n, t, p.delta));
     let (f_star, gap) = p.reference(job.alg, job.parties);
     let runs: Vec<Option<f64>> = results
@@ -726,7 +768,7 @@ fn record_of(p: &Problem, job: &Job, s: &Settings, results: &[Result<RunResult>]
         problem: p.name.clone(),
         panel: job.panel.to_owned(),
         algorithm: job.alg.name().to_owned(),
-        accounting: if job.alg.private() { "zcdp" } else { "none" }.to_owned(),
+        accounting: job.alg.accounting().to_owned(),
         epsilon: job.alg.private().then_some(job.eps),
         delta: p.delta,
         n_eps: n as f64 * job.eps,
@@ -849,9 +891,17 @@ pub fn run_with(config: &ExperimentConfig, s: &Settings) -> Result<()> {
     let tau_main = tau_of(s.tau_fraction, s.d, s.parties);
     for (i, &n) in ns.iter().enumerate() {
         let algs: &[Alg] = if s.n_grid.contains(&n) {
-            &[Alg::Fw, Alg::DpFw, Alg::Bcfw, Alg::JlOnly, Alg::DistDpFw]
+            &[
+                Alg::Fw,
+                Alg::DpFw,
+                Alg::DpFwPaper,
+                Alg::Bcfw,
+                Alg::JlOnly,
+                Alg::DistDpFw,
+                Alg::DistDpFwPaper,
+            ]
         } else if s.n_grid_central.contains(&n) {
-            &[Alg::Fw, Alg::DpFw]
+            &[Alg::Fw, Alg::DpFw, Alg::DpFwPaper]
         } else {
             &[]
         };
@@ -916,7 +966,15 @@ pub fn run_with(config: &ExperimentConfig, s: &Settings) -> Result<()> {
     if s.california {
         let c = problems.len() - 1;
         for &eps in &s.california_eps {
-            for alg in [Alg::Fw, Alg::DpFw, Alg::Bcfw, Alg::JlOnly, Alg::DistDpFw] {
+            for alg in [
+                Alg::Fw,
+                Alg::DpFw,
+                Alg::DpFwPaper,
+                Alg::Bcfw,
+                Alg::JlOnly,
+                Alg::DistDpFw,
+                Alg::DistDpFwPaper,
+            ] {
                 jobs.push(Job {
                     panel: "california",
                     problem: c,
@@ -1052,7 +1110,15 @@ fn slope_of_fn(xs: &[f64], g: impl Fn(f64) -> f64) -> Option<f64> {
 
 fn slopes(records: &[Record], s: &Settings) -> Vec<SlopeFit> {
     let mut out = Vec::new();
-    for alg in ["dp-fw", "dist-dp-fw", "jl-only", "bcfw", "fw"] {
+    for alg in [
+        "dp-fw",
+        "dp-fw-paper",
+        "dist-dp-fw",
+        "dist-dp-fw-paper",
+        "jl-only",
+        "alg2-exact",
+        "fw",
+    ] {
         let c = curve(records, "n-eps", alg);
         let pts: Vec<(f64, f64)> = c
             .iter()
@@ -1067,11 +1133,11 @@ fn slopes(records: &[Record], s: &Settings) -> Vec<SlopeFit> {
         let d = s.d as f64;
         let kt = (s.parties * tau_of(s.tau_fraction, s.d, s.parties)) as f64;
         let with_logs: Option<f64> = match alg {
-            "dp-fw" => slope_of_fn(&xs, |x| {
+            "dp-fw" | "dp-fw-paper" => slope_of_fn(&xs, |x| {
                 let n = x / eps;
                 (n * 2.0 * d).ln() * (2.0 * n.ln()).sqrt() * x.powf(-2.0 / 3.0)
             }),
-            "dist-dp-fw" => slope_of_fn(&xs, |x| {
+            "dist-dp-fw" | "dist-dp-fw-paper" => slope_of_fn(&xs, |x| {
                 let n = x / eps;
                 (2.0 * 2.0 * ETA * kt * n).ln() * (2.0 * n.ln() + eps).sqrt() * x.powf(-2.0 / 3.0)
             }),
@@ -1085,7 +1151,7 @@ fn slopes(records: &[Record], s: &Settings) -> Vec<SlopeFit> {
             theory_slope_with_logs: with_logs,
         });
     }
-    for alg in ["dist-dp-fw", "jl-only", "bcfw"] {
+    for alg in ["dist-dp-fw", "jl-only", "alg2-exact"] {
         let pts: Vec<(f64, f64)> = curve(records, "sampling-rate", alg)
             .iter()
             .filter_map(|r| r.excess_risk_mean.map(|e| (r.sampling_rate, e)))
@@ -1098,7 +1164,7 @@ fn slopes(records: &[Record], s: &Settings) -> Vec<SlopeFit> {
             theory_slope_with_logs: None,
         });
     }
-    for alg in ["dist-dp-fw", "jl-only", "bcfw"] {
+    for alg in ["dist-dp-fw", "jl-only", "alg2-exact"] {
         let pts: Vec<(f64, f64)> = curve(records, "parties", alg)
             .iter()
             .filter_map(|r| r.excess_risk_mean.map(|e| (r.parties as f64, e)))
@@ -1149,10 +1215,12 @@ fn color(alg: &str) -> (u8, u8, u8) {
     match alg {
         // One hue per algorithm from the qualitative palette.
         "fw" => crate::figures::PALETTE[7],
-        "bcfw" => crate::figures::PALETTE[2],
+        "alg2-exact" => crate::figures::PALETTE[2],
         "dp-fw" => crate::figures::PALETTE[0],
+        "dp-fw-paper" => crate::figures::PALETTE[1],
         "jl-only" => crate::figures::PALETTE[4],
         "dist-dp-fw" => crate::figures::PALETTE[3],
+        "dist-dp-fw-paper" => crate::figures::PALETTE[5],
         _ => (0, 0, 0),
     }
 }
@@ -1160,10 +1228,12 @@ fn color(alg: &str) -> (u8, u8, u8) {
 fn label(alg: &str) -> &'static str {
     match alg {
         "fw" => "FW (non-private)",
-        "bcfw" => "BCFW (non-private)",
-        "dp-fw" => "private FW (Talwar)",
+        "alg2-exact" => "Algorithm 2's update, exact (non-private)",
+        "dp-fw" => "private FW (Talwar), zCDP",
+        "dp-fw-paper" => "private FW (Talwar), Laplace + adv. comp. (paper)",
         "jl-only" => "sketch, no noise",
-        "dist-dp-fw" => "Algorithm 2",
+        "dist-dp-fw" => "Algorithm 2, zCDP",
+        "dist-dp-fw-paper" => "Algorithm 2, paper's noise (not proven)",
         _ => "?",
     }
 }
@@ -1198,7 +1268,15 @@ fn write_figures(dir: &Path, summary: &Summary) -> Result<()> {
     };
     // Figure 1: excess risk against n eps, with the fitted slopes.
     let mut series = Vec::new();
-    for alg in ["fw", "bcfw", "dp-fw", "jl-only", "dist-dp-fw"] {
+    for alg in [
+        "fw",
+        "alg2-exact",
+        "dp-fw",
+        "dp-fw-paper",
+        "jl-only",
+        "dist-dp-fw",
+        "dist-dp-fw-paper",
+    ] {
         let mut sr = series_of(rec, "n-eps", alg, |r| r.n_eps);
         if let Some(b) = slope(&format!("{alg} vs n*eps")) {
             sr.label = format!("{} (slope {b:.2})", sr.label);
@@ -1270,7 +1348,7 @@ fn write_figures(dir: &Path, summary: &Summary) -> Result<()> {
         x_label: "p = tau / |P_k|".into(),
         y_label: "F(w) - F*".into(),
         log_x: true,
-        series: ["bcfw", "jl-only", "dist-dp-fw"]
+        series: ["alg2-exact", "jl-only", "dist-dp-fw"]
             .iter()
             .map(|a| series_of(rec, "sampling-rate", a, |r| r.sampling_rate))
             .collect(),
@@ -1285,7 +1363,7 @@ fn write_figures(dir: &Path, summary: &Summary) -> Result<()> {
         x_label: "K".into(),
         y_label: "F(w) - F*".into(),
         log_x: true,
-        series: ["bcfw", "jl-only", "dist-dp-fw"]
+        series: ["alg2-exact", "jl-only", "dist-dp-fw"]
             .iter()
             .map(|a| series_of(rec, "parties", a, |r| r.parties as f64))
             .collect(),
@@ -1318,10 +1396,18 @@ fn write_figures(dir: &Path, summary: &Summary) -> Result<()> {
             x_label: "eps".into(),
             y_label: "F(w) - F*".into(),
             log_x: true,
-            series: ["fw", "bcfw", "dp-fw", "jl-only", "dist-dp-fw"]
-                .iter()
-                .map(|a| series_of(rec, "california", a, |r| r.n_eps / r.n_samples as f64))
-                .collect(),
+            series: [
+                "fw",
+                "alg2-exact",
+                "dp-fw",
+                "dp-fw-paper",
+                "jl-only",
+                "dist-dp-fw",
+                "dist-dp-fw-paper",
+            ]
+            .iter()
+            .map(|a| series_of(rec, "california", a, |r| r.n_eps / r.n_samples as f64))
+            .collect(),
         }
         .save_svg_legend_right(&dir.join("fig-california.svg"))?;
     }
@@ -1340,12 +1426,23 @@ fn findings(summary: &Summary) -> String {
     };
     let mut o = String::from("## Findings\n\n");
     for (alg, name) in [
-        ("dp-fw", "Talwar et al.'s private FW"),
-        ("dist-dp-fw", "Algorithm 2"),
+        ("dp-fw", "Talwar et al.'s private FW (zCDP)"),
+        (
+            "dp-fw-paper",
+            "Talwar et al.'s private FW (the paper's Laplace + advanced composition)",
+        ),
+        ("dist-dp-fw", "Algorithm 2 (zCDP)"),
+        (
+            "dist-dp-fw-paper",
+            "Algorithm 2 at the paper's nominal noise (not proven)",
+        ),
     ] {
         let (Some(f), Some(l)) = (find(&format!("{alg} vs n*eps")), last(alg)) else {
             continue;
         };
+        if let Some(line) = below_trivial(&n_eps(alg)) {
+            o.push_str(&format!("- **{name}, against `F(0) - F*`**: {line}\n"));
+        }
         let ratio = l
             .selection_noise_scale
             .map(|v| v / l.max_score_at_zero)
@@ -1381,9 +1478,9 @@ fn findings(summary: &Summary) -> String {
             }
         ));
     }
-    if let (Some(j), Some(b)) = (find("jl-only vs n*eps"), find("bcfw vs n*eps")) {
+    if let (Some(j), Some(b)) = (find("jl-only vs n*eps"), find("alg2-exact vs n*eps")) {
         o.push_str(&format!(
-            "- **Sketch, no noise** (the JL-only ablation): slope {} against n eps, where BCFW \
+            "- **Sketch, no noise** (the JL-only ablation): slope {} against n eps, where Algorithm 2's update \
              with the exact residual has {}. The sketch alone leaves an error floor that does \
              not fall with n (Section 2, sketch dimension: slope {} against m). Lou & \
              Cheung's Theorem 3 treats the sketch error as a gradient inexactness that must \
@@ -1426,6 +1523,53 @@ fn findings(summary: &Summary) -> String {
         summary.uplink_identity_checked
     ));
     o
+}
+
+/// Where a curve of the `n eps` sweep falls below the trivial excess `F(0) - F*`: the
+/// smallest n measured there, or, when it never does, the n at which the least-squares
+/// line of `log(excess / (F(0) - F*))` on `log n` crosses 0 (an extrapolation from the
+/// measured slope).
+fn below_trivial(c: &[&Record]) -> Option<String> {
+    let pts: Vec<(f64, f64)> = c
+        .iter()
+        .filter_map(|r| {
+            let e = r.excess_risk_mean?;
+            (e > 0.0 && r.excess_risk_at_zero > 0.0)
+                .then(|| (r.n_samples as f64, e / r.excess_risk_at_zero))
+        })
+        .collect();
+    if pts.is_empty() {
+        return None;
+    }
+    let ratios = pts
+        .iter()
+        .map(|(n, r)| format!("{:.0} % at n = {n}", 100.0 * r))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if let Some((n, r)) = pts
+        .iter()
+        .filter(|p| p.1 < 1.0)
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+    {
+        return Some(format!(
+            "below it from n = {n} on ({:.0} % of it there; {ratios})",
+            100.0 * r
+        ));
+    }
+    let b = log_log_slope(&pts)?;
+    let k = pts.len() as f64;
+    let (mx, my) = (
+        pts.iter().map(|p| p.0.ln()).sum::<f64>() / k,
+        pts.iter().map(|p| p.1.ln()).sum::<f64>() / k,
+    );
+    Some(if b < 0.0 {
+        format!(
+            "never below it on this grid ({ratios}); the measured slope of excess / (F(0) - F*)              against n, {b:.2}, reaches 1 at n = {:.3e} (extrapolated)",
+            (mx - my / b).exp()
+        )
+    } else {
+        format!("never below it on this grid ({ratios}), and not decreasing (slope {b:.2})")
+    })
 }
 
 fn opt(x: Option<f64>) -> String {
@@ -1480,7 +1624,7 @@ fn render_report(
         "c = {}, iota = {} (capped at {} n). Excess risk is `F(w) - F*` against a certified \
          optimum over the **same** feasible set (duality gap <= {:e}): the l1 ball for FW and \
          Talwar et al.'s private FW, the product of the K parties' l1 balls of radius 1 for \
-         BCFW, the JL-only ablation and Algorithm 2 (the paper's server update moves every \
+         Algorithm 2's exact update, the JL-only ablation and Algorithm 2 (the paper's server update moves every \
          party's block inside its own ball). Each point is the mean over {} seeds; figures \
          show the min-max band. Algorithm 2 and Talwar's FW are calibrated in zCDP to the \
          stated (eps, delta), with every party's releases composed (one person's row touches \
@@ -1526,10 +1670,15 @@ fn render_report(
                 .map_or("-".into(), |m| m.to_string()),
             sci(any.excess_risk_at_zero),
             opt(get("fw").and_then(|r| r.excess_risk_mean)),
-            opt(get("bcfw").and_then(|r| r.excess_risk_mean)),
+            opt(get("alg2-exact").and_then(|r| r.excess_risk_mean)),
             opt(get("dp-fw").and_then(|r| r.excess_risk_mean)),
+            opt(get("dp-fw-paper").and_then(|r| r.excess_risk_mean)),
             opt(get("jl-only").and_then(|r| r.excess_risk_mean)),
             opt(get("dist-dp-fw").and_then(|r| r.excess_risk_mean)),
+            opt(get("dist-dp-fw-paper").and_then(|r| r.excess_risk_mean)),
+            get("dist-dp-fw-paper")
+                .and_then(|r| r.reported_epsilon)
+                .map_or("-".into(), |e| format!("{e:.3}")),
             ratio(get("dp-fw")),
             ratio(get("dist-dp-fw")),
         ]);
@@ -1542,10 +1691,13 @@ fn render_report(
             "m",
             "F(0) - F*",
             "FW",
-            "BCFW",
-            "private FW (Talwar)",
+            "Alg. 2 update, exact",
+            "private FW (Talwar), zCDP",
+            "private FW (Talwar), paper accounting",
             "sketch, no noise",
-            "Algorithm 2",
+            "Algorithm 2, zCDP",
+            "Algorithm 2, paper's noise (not proven)",
+            "its accounted epsilon",
             "noise / signal, Talwar",
             "noise / signal, Alg. 2",
         ],
@@ -1563,7 +1715,15 @@ fn render_report(
     ));
     o.push_str("\nFitted log-log slopes against the theory:\n\n");
     let mut rows = Vec::new();
-    for alg in ["dp-fw", "dist-dp-fw", "jl-only", "bcfw", "fw"] {
+    for alg in [
+        "dp-fw",
+        "dp-fw-paper",
+        "dist-dp-fw",
+        "dist-dp-fw-paper",
+        "jl-only",
+        "alg2-exact",
+        "fw",
+    ] {
         if let Some(f) = find(&format!("{alg} vs n*eps")) {
             let th = f.theory_exponent.unwrap_or(f64::NAN);
             let verdict = match f.slope {
@@ -1601,7 +1761,7 @@ fn render_report(
          their constants. Both are upper bounds with exponent -2/3 on `n eps`; the third \
          column is the local slope of the full bound, log factors included, over the same \
          grid (with `delta = 1/n^2` the logs grow with n and flatten the slope). The \
-         non-private FW and BCFW floors also fall as `(n eps)^{-2/3}` here only because T \
+         non-private FW and exact-update floors also fall as `(n eps)^{-2/3}` here only because T \
          does (Jaggi's `O(1/T)` optimisation error). A measured slope steeper than the bound \
          is not a contradiction: a bound only caps the error, and once the selection finds \
          the right vertices the noise stops mattering.\n\n",
@@ -1624,14 +1784,20 @@ fn render_report(
         rows.push(vec![
             r.tau.to_string(),
             format!("{:.4}", r.sampling_rate),
-            opt(other("bcfw").and_then(|x| x.excess_risk_mean)),
+            opt(other("alg2-exact").and_then(|x| x.excess_risk_mean)),
             opt(other("jl-only").and_then(|x| x.excess_risk_mean)),
             opt(r.excess_risk_mean),
         ]);
     }
     o.push_str(&format!("K = {}:\n\n", s.parties));
     o.push_str(&markdown_table(
-        &["tau", "p", "BCFW", "sketch, no noise", "Algorithm 2"],
+        &[
+            "tau",
+            "p",
+            "Alg. 2 update, exact",
+            "sketch, no noise",
+            "Algorithm 2",
+        ],
         &rows,
     ));
     let mut rows = Vec::new();
@@ -1647,7 +1813,7 @@ fn render_report(
             r.parties.to_string(),
             r.tau.to_string(),
             format!("{:.3}", r.sampling_rate),
-            opt(other("bcfw").and_then(|x| x.excess_risk_mean)),
+            opt(other("alg2-exact").and_then(|x| x.excess_risk_mean)),
             opt(other("jl-only").and_then(|x| x.excess_risk_mean)),
             opt(r.excess_risk_mean),
             r.reported_epsilon.map_or("-".into(), |e| format!("{e:.3}")),
@@ -1659,7 +1825,7 @@ fn render_report(
             "K",
             "tau",
             "p",
-            "BCFW",
+            "Alg. 2 update, exact",
             "sketch, no noise",
             "Algorithm 2",
             "reported eps",
@@ -1806,9 +1972,9 @@ fn render_report(
     o.push_str("## 4. The JL-only ablation and the floors\n\n");
     o.push_str(
         "'Sketch, no noise' runs Algorithm 2's protocol with the public sketch and neither \
-         selection noise nor sketch noise: its gap to BCFW (same sampling, exact residual) is \
+         selection noise nor sketch noise: its gap to Algorithm 2's exact update (same sampling, exact residual) is \
          the error the JL sketch alone causes; its gap to Algorithm 2 is the cost of privacy. \
-         FW (Jaggi 2013) and BCFW are the non-private floors with the same T.\n\n",
+         FW (Jaggi 2013) and Algorithm 2's exact update are the non-private floors with the same T.\n\n",
     );
     let mut rows = Vec::new();
     for &n in &s.n_grid {
@@ -1824,7 +1990,7 @@ fn render_report(
         };
         rows.push(vec![
             n.to_string(),
-            ratio(get("jl-only"), get("bcfw")),
+            ratio(get("jl-only"), get("alg2-exact")),
             ratio(get("dist-dp-fw"), get("jl-only")),
             ratio(get("dp-fw"), get("fw")),
         ]);
@@ -1832,7 +1998,7 @@ fn render_report(
     o.push_str(&markdown_table(
         &[
             "n",
-            "sketch-only / BCFW",
+            "sketch-only / exact update",
             "Algorithm 2 / sketch-only",
             "private FW / FW",
         ],
@@ -1877,7 +2043,7 @@ fn render_report(
                 any.and_then(|r| r.sketch_dim)
                     .map_or("-".into(), |m| m.to_string()),
                 opt(get("fw").and_then(|r| r.excess_risk_mean)),
-                opt(get("bcfw").and_then(|r| r.excess_risk_mean)),
+                opt(get("alg2-exact").and_then(|r| r.excess_risk_mean)),
                 opt(get("dp-fw").and_then(|r| r.excess_risk_mean)),
                 opt(get("jl-only").and_then(|r| r.excess_risk_mean)),
                 opt(get("dist-dp-fw").and_then(|r| r.excess_risk_mean)),
@@ -1889,7 +2055,7 @@ fn render_report(
                 "T",
                 "m",
                 "FW",
-                "BCFW",
+                "Alg. 2 update, exact",
                 "private FW (Talwar)",
                 "sketch, no noise",
                 "Algorithm 2",
