@@ -3,8 +3,11 @@
 //! feature-wise distributed data"):
 //!
 //! * [`Bcfw`]: the non-private `(K, tau)`-distributed block-coordinate Frank-Wolfe
-//!   (the paper's Algorithm 1, BCFW-AS, with the `(K, tau)` sampling and exact
-//!   gradients), and
+//!   with Algorithm 2's update (every coordinate shrinks by `1 - gamma_t`) and exact
+//!   gradients and selection. It is not the paper's Algorithm 1 (BCFW-AS) as printed,
+//!   which updates only the sampled blocks: on the non-separable l1 ball that partial
+//!   update leaves the feasible set (with `||x||_1 = r` held outside the sampled
+//!   coordinates, it adds up to `gamma r`); and
 //! * [`DistDpFw`]: the private protocol (the paper's Algorithm 2, in a self-consistent
 //!   reading documented in `docs/dp-fw.md`), run in-process by [`Party`] and [`Server`]
 //!   values that exchange [`Uplink`] and [`Downlink`] messages, so that a transport can
