@@ -58,7 +58,7 @@ fn interrupted_and_resumed_run_matches_an_uninterrupted_one() {
     let expected = comparable_summary(&whole);
     assert!(expected.iter().any(|l| l.contains("\"records\"")));
 
-    // Smoke blocks per problem: 5 Fig. 1 records, then (ridge only) 4 Fig. 2 curves and
+    // Smoke blocks per problem: 6 Fig. 1 records, then (ridge only) 4 Fig. 2 curves and
     // 1 Fig. 3 curve. Stop inside the ridge's Fig. 2, then again inside the second
     // problem, then finish: three processes share the checkpoint.
     let cut = out_dir("cut");
@@ -79,7 +79,7 @@ fn interrupted_and_resumed_run_matches_an_uninterrupted_one() {
     }
     let report = std::fs::read_to_string(cut.join("dp-scd/report.md")).unwrap();
     assert!(
-        report.contains("computed by 3 processes") && report.contains("15 in all"),
+        report.contains("computed by 3 processes") && report.contains("17 in all"),
         "{report}"
     );
 
