@@ -40,7 +40,7 @@
 //! (DP-SCD, SDCA) fit none: their dual needs the same L2 penalty on every coefficient;
 //! [`FitReport::chosen`] says so.
 
-use crate::bounds::{private_abs_bound, private_bound_epsilon, BoundGrid};
+use crate::bounds::{private_bound_epsilon, private_range, BoundGrid};
 use crate::error::{invalid, PipelineError, Result};
 use dp_accounting::calibrate::Accountant;
 use dp_accounting::ledger::{Charge, Ledger};
@@ -143,6 +143,8 @@ pub enum FeatureBounds {
     Uniform(f64),
     /// One declared public bound per feature.
     PerColumn(Vec<f64>),
+    /// One declared public range `[lo, hi]` per feature.
+    Ranges(Vec<(f64, f64)>),
     /// Estimated privately ([`crate::bounds`]) with `share` of epsilon (and of delta if
     /// the zCDP composition is the better), charged to the pipeline's ledger.
     Private {
@@ -159,8 +161,10 @@ pub enum FeatureBounds {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TargetBound {
-    /// A declared public bound.
+    /// A declared public bound `|y| <= Y`.
     Declared(f64),
+    /// A declared public range `[lo, hi]`.
+    Range(f64, f64),
     /// Estimated privately with `share` of epsilon (see [`FeatureBounds::Private`]).
     Private {
         /// Fraction of the target epsilon, in (0, 1).
@@ -171,9 +175,9 @@ pub enum TargetBound {
 }
 
 /// Default share of epsilon for private feature bounds.
-pub const DEFAULT_FEATURE_SHARE: f64 = 0.1;
+pub const DEFAULT_FEATURE_SHARE: f64 = 0.2;
 /// Default share of epsilon for a private target bound.
-pub const DEFAULT_TARGET_SHARE: f64 = 0.1;
+pub const DEFAULT_TARGET_SHARE: f64 = 0.15;
 
 impl FeatureBounds {
     /// Private bounds with the default share ([`DEFAULT_FEATURE_SHARE`]).
@@ -257,6 +261,9 @@ pub struct Chosen {
     pub note: String,
     /// The epsilon and delta the fit itself was calibrated to (after preprocessing).
     pub fit_budget: Option<(f64, f64)>,
+    /// Warnings that follow from public quantities only (e.g. a budget too small for
+    /// reliable private ranges).
+    pub warnings: Vec<String>,
 }
 
 /// The privacy of the whole pipeline (see the module docs).
@@ -285,8 +292,8 @@ pub struct PipelineGuarantee {
 
 /// The releasable model: predictions on **raw** data in the user's units.
 ///
-/// The prediction for a raw row `x` is `sum_j coefficients_j clip(x_j, feature_bounds_j)
-/// + intercept`, where `clip(v, b) = max(-b, min(b, v))`. It holds no seed and nothing
+/// The prediction for a raw row `x` is `sum_j coefficients_j clip(x_j, lo_j, hi_j) +
+/// intercept` over the [`PipelineModel::feature_ranges`]. It holds no seed and nothing
 /// computed from the data without privacy (unless `privacy.uses_non_private_inputs`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -295,12 +302,12 @@ pub struct PipelineModel {
     pub task: Task,
     /// The loss the model was fitted with.
     pub loss: LossKind,
-    /// The per-feature clipping bounds, in the user's units.
-    pub feature_bounds: Vec<f64>,
+    /// The per-feature clipping ranges `[lo, hi]`, in the user's units.
+    pub feature_ranges: Vec<(f64, f64)>,
     /// How the feature bounds were obtained.
     pub feature_bounds_source: BoundSource,
-    /// The target bound (regression), in the user's units.
-    pub target_bound: Option<f64>,
+    /// The target's clipping range (regression), in the user's units.
+    pub target_range: Option<(f64, f64)>,
     /// How the target bound was obtained.
     pub target_bound_source: Option<BoundSource>,
     /// Coefficients on the clipped raw features, in the user's units.
@@ -599,34 +606,24 @@ impl Pipeline {
         }
         let mut ledger = Ledger::new();
         let pre = plan_preprocessing(epsilon, delta, p, feat_share, tgt_share)?;
-        if let Some(e) = pre.feature_epsilon {
-            ledger.charge(Charge::ExponentialMechanism {
-                epsilon: private_bound_epsilon(e)?,
-                count: p as u64,
-            })?;
-        }
-        if let Some(e) = pre.target_epsilon {
-            ledger.charge(Charge::ExponentialMechanism {
-                epsilon: private_bound_epsilon(e)?,
-                count: 1,
-            })?;
-        }
+        pre.charge(&mut ledger, p)?;
         let (pre_eps, pre_delta) = pre.spent(&ledger)?;
-        let (feature_bounds, feature_source) = match &fb {
+        let (feature_ranges, feature_source) = match &fb {
             FeatureBounds::Uniform(b) => {
                 positive_bound("feature bound", *b)?;
-                (vec![*b; p], BoundSource::Declared)
+                (vec![(-*b, *b); p], BoundSource::Declared)
             }
             FeatureBounds::PerColumn(v) => {
-                if v.len() != p {
-                    return Err(invalid(
-                        "feature bounds",
-                        format!("{} bounds", v.len()),
-                        format!("one per feature: the data has {p} features"),
-                    ));
-                }
+                check_len("feature bounds", v.len(), p)?;
                 for &b in v {
                     positive_bound("feature bound", b)?;
+                }
+                (v.iter().map(|&b| (-b, b)).collect(), BoundSource::Declared)
+            }
+            FeatureBounds::Ranges(v) => {
+                check_len("feature ranges", v.len(), p)?;
+                for &r in v {
+                    check_range("feature range", r)?;
                 }
                 (v.clone(), BoundSource::Declared)
             }
@@ -634,26 +631,12 @@ impl Pipeline {
                 let e = pre.feature_epsilon.expect("planned above");
                 let mut out = Vec::with_capacity(p);
                 for j in 0..p {
-                    out.push(private_abs_bound(
-                        train.x().col(j),
-                        e,
-                        &self.grid,
-                        &mut rng,
-                    )?);
+                    out.push(private_range(train.x().col(j), e, &self.grid, &mut rng)?);
                 }
                 (out, BoundSource::Private)
             }
             FeatureBounds::NonPrivateFromData => (
-                (0..p)
-                    .map(|j| {
-                        let m = train.x().col(j).iter().fold(0.0f64, |a, v| a.max(v.abs()));
-                        if m > 0.0 {
-                            m
-                        } else {
-                            1.0
-                        }
-                    })
-                    .collect(),
+                (0..p).map(|j| data_range(train.x().col(j))).collect(),
                 BoundSource::NonPrivate,
             ),
         };
@@ -661,18 +644,30 @@ impl Pipeline {
             None => None,
             Some(TargetBound::Declared(y)) => {
                 positive_bound("target bound", *y)?;
-                Some((*y, BoundSource::Declared))
+                Some(((-*y, *y), BoundSource::Declared))
+            }
+            Some(TargetBound::Range(lo, hi)) => {
+                check_range("target range", (*lo, *hi))?;
+                Some(((*lo, *hi), BoundSource::Declared))
             }
             Some(TargetBound::Private { .. }) => {
                 let e = pre.target_epsilon.expect("planned above");
                 Some((
-                    private_abs_bound(train.y(), e, &self.grid, &mut rng)?,
+                    private_range(train.y(), e, &self.grid, &mut rng)?,
                     BoundSource::Private,
                 ))
             }
             Some(TargetBound::NonPrivateFromData) => {
-                let m = train.y().iter().fold(0.0f64, |a, v| a.max(v.abs()));
-                Some((if m > 0.0 { m } else { 1.0 }, BoundSource::NonPrivate))
+                Some((data_range(train.y()), BoundSource::NonPrivate))
+            }
+        };
+        // Centre and half-width of each range: centred only with an intercept (without
+        // one, centring would hide an offset in the model), else [-max|.|, max|.|].
+        let centre_scale = |(lo, hi): (f64, f64)| -> (f64, f64) {
+            if intercept {
+                ((lo + hi) / 2.0, (hi - lo) / 2.0)
+            } else {
+                (0.0, lo.abs().max(hi.abs()))
             }
         };
 
@@ -685,26 +680,38 @@ impl Pipeline {
         };
         let mut cols = Vec::with_capacity(n * p);
         let mut clipped_per_column = Vec::with_capacity(p);
-        for (j, &b) in feature_bounds.iter().enumerate() {
+        let mut centres = Vec::with_capacity(p);
+        let mut scales = Vec::with_capacity(p);
+        for (j, &(lo, hi)) in feature_ranges.iter().enumerate() {
+            let (c, s) = centre_scale((lo, hi));
+            let s = s * row_scale;
             let mut k = 0usize;
             for &v in train.x().col(j) {
-                if v.abs() > b {
+                if v < lo || v > hi {
                     k += 1;
                 }
-                cols.push(v.clamp(-b, b) / (b * row_scale));
+                cols.push((v.clamp(lo, hi) - c) / s);
             }
             clipped_per_column.push(k);
+            centres.push(c);
+            scales.push(s);
         }
         let x = DenseDesign::from_col_major(n, p, &cols)?;
-        let (y, target_clipped) = match target {
-            Some((yb, _)) => {
-                let k = train.y().iter().filter(|v| v.abs() > yb).count();
+        let (target_cs, y, target_clipped) = match target {
+            Some(((lo, hi), _)) => {
+                let (c, s) = centre_scale((lo, hi));
+                let k = train.y().iter().filter(|&&v| v < lo || v > hi).count();
                 (
-                    train.y().iter().map(|v| v.clamp(-yb, yb) / yb).collect(),
+                    Some((c, s)),
+                    train
+                        .y()
+                        .iter()
+                        .map(|v| (v.clamp(lo, hi) - c) / s)
+                        .collect(),
                     Some(k),
                 )
             }
-            None => (train.y().to_vec(), None),
+            None => (None, train.y().to_vec(), None),
         };
         let scaled = Dataset::new(x, y)?;
         let fit_data = if intercept {
@@ -715,7 +722,7 @@ impl Pipeline {
         // 4. Fit.
         let fit_eps = if private {
             let rest = (epsilon - pre_eps) * (1.0 - 4.0 * f64::EPSILON);
-            if !(rest > 0.0) {
+            if rest.is_nan() || rest <= 0.0 {
                 return Err(invalid(
                     "bound shares",
                     format!("{pre_eps} of epsilon {epsilon}"),
@@ -755,6 +762,26 @@ impl Pipeline {
             "none: turned off by the caller".into()
         };
         chosen.fit_budget = private.then_some((fit_eps, fit_delta));
+        // Reliability of the private ranges, from public quantities: the exponential
+        // mechanism picks a candidate near the median with high probability when
+        // eps n / 4 clearly exceeds ln(#candidates) (McSherry & Talwar 2007, Thm 8).
+        let k = crate::bounds::signed_candidates(&self.grid).len() as f64;
+        for (what, e) in [
+            ("feature", pre.feature_epsilon),
+            ("target", pre.target_epsilon),
+        ] {
+            if let Some(e) = e {
+                let margin = e * n as f64 / 4.0;
+                if margin < k.ln() + 3.0 {
+                    chosen.warnings.push(format!(
+                        "private {what} ranges: each release has epsilon {e:.3} on {n} rows, \
+                         so eps n / 4 = {margin:.1} < ln({k}) + 3: the ranges are likely \
+                         wrong by orders of magnitude. Declare the {what} bounds, raise \
+                         epsilon or the share, or narrow the public grid"
+                    ));
+                }
+            }
+        }
 
         // 5. Guarantee.
         let scaled_model = if intercept {
@@ -798,23 +825,29 @@ impl Pipeline {
             None => None,
         };
 
-        // 6. Fold the scaling: z = sum_j w_j clip(x_j)/(b_j r) + w0, times Y (regression).
-        let ys = target.map(|(yb, _)| yb).unwrap_or(1.0);
+        // 6. Fold the scaling: y = sy (sum_j w_j (clip(x_j) - c_j) / s_j + w0) + cy.
+        let (cy, sy) = target_cs.unwrap_or((0.0, 1.0));
         let coefficients: Vec<f64> = scaled_model
             .coefficients
             .iter()
-            .zip(&feature_bounds)
-            .map(|(w, b)| ys * w / (b * row_scale))
+            .zip(&scales)
+            .map(|(w, s)| sy * w / s)
             .collect();
+        let offset: f64 = scaled_model
+            .coefficients
+            .iter()
+            .zip(centres.iter().zip(&scales))
+            .map(|(w, (c, s))| w * c / s)
+            .sum();
         let model = PipelineModel {
             task: self.task,
             loss: loss_kind,
-            feature_bounds: feature_bounds.clone(),
+            feature_ranges: feature_ranges.clone(),
             feature_bounds_source: feature_source,
-            target_bound: target.map(|t| t.0),
+            target_range: target.map(|t| t.0),
             target_bound_source: target.map(|t| t.1),
             coefficients,
-            intercept: scaled_model.intercept.map(|b| ys * b),
+            intercept: scaled_model.intercept.map(|b| sy * (b - offset) + cy),
             privacy,
             scaled: scaled_model,
         };
@@ -835,18 +868,19 @@ impl Pipeline {
         for (j, &k) in clipped_per_column.iter().enumerate() {
             if k * 10 > n {
                 warnings.push(format!(
-                    "feature {j}: {k} of {n} training values ({:.0} %) clipped to {} \
+                    "feature {j}: {k} of {n} training values ({:.0} %) clipped to [{}, {}] \
                      (diagnostic, not private)",
                     100.0 * k as f64 / n as f64,
-                    feature_bounds[j]
+                    feature_ranges[j].0,
+                    feature_ranges[j].1
                 ));
             }
         }
         if let Some(k) = target_clipped {
             if k * 10 > n {
                 warnings.push(format!(
-                    "target: {k} of {n} training values clipped to {} (diagnostic, not private)",
-                    ys
+                    "target: {k} of {n} training values clipped to {:?} (diagnostic, not private)",
+                    target.map(|t| t.0)
                 ));
             }
         }
@@ -914,6 +948,7 @@ impl Pipeline {
             given,
             note: "library defaults (passes 10, step scale 0.5, clip 1)".into(),
             fit_budget: None,
+            warnings: Vec::new(),
         };
         // The scaled features are in [-1, 1], the intercept column is 1: public M_j = c.
         let need_c = || {
@@ -943,10 +978,22 @@ impl Pipeline {
                     DpCdParams::defaults_for(loss, penalty, eps, delta, &bounds, n, q)?;
                 chosen.passes = self.passes.unwrap_or(rules.passes);
                 chosen.step_scale = Some(self.step_scale.unwrap_or(rules.step_scale));
-                chosen.clip = Some(self.clip.unwrap_or(rules.clip));
+                // Regression on centred, scaled targets: the rule's C = G0 R assumes a
+                // residual of 1 and a row of norm R = sqrt(q) at w = 0; centred targets
+                // and features sit mostly near 0, and C = G0 (the rule over sqrt(q)) is
+                // what we measured to work on diabetes (`examples/validate.rs`; at eps 5,
+                // C = G0 R gave 1.7x the non-private MSE, C = G0 gave 1.0x). A choice
+                // from public inputs: free. Validated on diabetes only.
+                let rule_clip = if self.task == Task::Regression {
+                    rules.clip / (q as f64).sqrt()
+                } else {
+                    rules.clip
+                };
+                chosen.clip = Some(self.clip.unwrap_or(rule_clip));
                 chosen.note = format!(
                     "no-tuning rules of dp_optim::auto from epsilon, delta, the loss, the \
-                     scaled bound 1, n and p (rule values: passes {}, step scale {}, clip {}); \
+                     scaled bound 1, n and p (rule values: passes {}, step scale {}, clip {}; \
+                     regression: clip divided by sqrt(p), see the source); \
                      M_j estimated privately from the bounds with {} % of the fit's \
                      Gaussian-DP budget",
                     rules.passes,
@@ -1050,6 +1097,42 @@ impl Pipeline {
     }
 }
 
+fn check_len(name: &'static str, got: usize, p: usize) -> Result<()> {
+    if got == p {
+        Ok(())
+    } else {
+        Err(invalid(
+            name,
+            format!("{got} given"),
+            format!("one per feature: the data has {p} features"),
+        ))
+    }
+}
+
+fn check_range(name: &'static str, (lo, hi): (f64, f64)) -> Result<()> {
+    if lo.is_finite() && hi.is_finite() && lo < hi && lo.abs().max(hi.abs()) < 1e150 {
+        Ok(())
+    } else {
+        Err(invalid(
+            name,
+            format!("[{lo}, {hi}]"),
+            "finite, lo < hi, both within +-1e150",
+        ))
+    }
+}
+
+/// `[min, max]` of the values, computed WITHOUT privacy (widened by 1 on each side
+/// when constant).
+fn data_range(v: &[f64]) -> (f64, f64) {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if lo < hi {
+        (lo, hi)
+    } else {
+        (lo - 1.0, hi + 1.0)
+    }
+}
+
 fn positive_bound(name: &'static str, b: f64) -> Result<()> {
     // 1e150: so that b^2 and the folded coefficients stay finite.
     if b.is_finite() && b > 0.0 && b < 1e150 {
@@ -1069,6 +1152,23 @@ struct PrePlan {
 }
 
 impl PrePlan {
+    /// Charges the planned releases: two per feature column (centre and half-width),
+    /// two for the target.
+    fn charge(&self, ledger: &mut Ledger, p: usize) -> Result<()> {
+        if let Some(e) = self.feature_epsilon {
+            ledger.charge(Charge::ExponentialMechanism {
+                epsilon: private_bound_epsilon(e)?,
+                count: 2 * p as u64,
+            })?;
+        }
+        if let Some(e) = self.target_epsilon {
+            ledger.charge(Charge::ExponentialMechanism {
+                epsilon: private_bound_epsilon(e)?,
+                count: 2,
+            })?;
+        }
+        Ok(())
+    }
     /// `(eps, delta)` of what `ledger` holds (the bounds' charges only).
     fn spent(&self, ledger: &Ledger) -> Result<(f64, f64)> {
         if ledger.entries().is_empty() {
@@ -1089,8 +1189,8 @@ impl PrePlan {
     }
 }
 
-/// Splits `share * epsilon` over the bound releases: `p` at the feature share, 1 at the
-/// target share. Returns the better (larger per-release epsilon) of the pure split and
+/// Splits `share * epsilon` over the bound releases: `2p` at the feature share, 2 at
+/// the target share. Returns the better (larger per-release epsilon) of the pure split and
 /// the zCDP split at `delta_pre = share * delta`.
 fn plan_preprocessing(
     epsilon: f64,
@@ -1117,15 +1217,15 @@ fn plan_preprocessing(
     }
     let pre = share * epsilon * (1.0 - 1e-9);
     // Pure: eps_pre * (share_part / share) spread over the part's releases.
-    let pure_f = feat.map(|s| pre * s / share / p as f64);
-    let pure_t = tgt.map(|s| pre * s / share);
+    let pure_f = feat.map(|s| pre * s / share / (2 * p) as f64);
+    let pure_t = tgt.map(|s| pre * s / share / 2.0);
     // zCDP: rho from eps_pre at delta_pre (Bun & Steinke 2016, Prop 1.3 inverted:
     // sqrt(rho) = sqrt(L + eps) - sqrt(L), L = ln(1/delta)), each release eps^2/8.
     let d_pre = share * delta;
     let l = -d_pre.ln();
     let rho = ((l + pre).sqrt() - l.sqrt()).powi(2);
-    let z_f = feat.map(|s| (8.0 * rho * s / share / p as f64).sqrt());
-    let z_t = tgt.map(|s| (8.0 * rho * s / share).sqrt());
+    let z_f = feat.map(|s| (8.0 * rho * s / share / (2 * p) as f64).sqrt());
+    let z_t = tgt.map(|s| (8.0 * rho * s / share / 2.0).sqrt());
     // Compare on the smallest per-release epsilon of each split.
     let worst =
         |a: Option<f64>, b: Option<f64>| a.unwrap_or(f64::INFINITY).min(b.unwrap_or(f64::INFINITY));
@@ -1149,18 +1249,7 @@ fn plan_preprocessing(
     };
     // Check with the ledger's own accounting that the plan fits share * epsilon.
     let mut dry = Ledger::new();
-    if let Some(e) = plan.feature_epsilon {
-        dry.charge(Charge::ExponentialMechanism {
-            epsilon: private_bound_epsilon(e)?,
-            count: p as u64,
-        })?;
-    }
-    if let Some(e) = plan.target_epsilon {
-        dry.charge(Charge::ExponentialMechanism {
-            epsilon: private_bound_epsilon(e)?,
-            count: 1,
-        })?;
-    }
+    plan.charge(&mut dry, p)?;
     let (e, _) = plan.spent(&dry)?;
     if e > share * epsilon {
         return Err(invalid(
@@ -1226,8 +1315,12 @@ impl PipelineModel {
         for (i, zi) in z.iter_mut().enumerate() {
             row.iter_mut().for_each(|v| *v = 0.0);
             x.for_each_in_row(i, |j, v| row[j] = v);
-            for j in 0..p {
-                let v = row[j];
+            for (j, ((&v, &(lo, hi)), &w)) in row
+                .iter()
+                .zip(&self.feature_ranges)
+                .zip(&self.coefficients)
+                .enumerate()
+            {
                 if !v.is_finite() {
                     return Err(PipelineError::Model(dp_models::ModelError::NonFinite {
                         what: "design",
@@ -1235,8 +1328,7 @@ impl PipelineModel {
                         value: v,
                     }));
                 }
-                let b = self.feature_bounds[j];
-                *zi += self.coefficients[j] * v.clamp(-b, b);
+                *zi += w * v.clamp(lo, hi);
             }
         }
         Ok(z)
