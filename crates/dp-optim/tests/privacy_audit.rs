@@ -2067,3 +2067,110 @@ fn dp_cd_support_composed_releases_empirical_epsilon() {
         (claim, delta),
     );
 }
+
+// ---------------------------------------------------------------------------------
+// Issue 24 item 6: audits where there were none (the selection end to end, the DP-GCD
+// support test). Written with the public auditor; long variants behind DP_AUDIT_LONG=1.
+// ---------------------------------------------------------------------------------
+
+/// `dp_optim::select` end to end, the released best model as the output. One grid point
+/// (DP-CD, one pass, `p = 1`, logistic, `C = 0.1`, public `M = 1`), geometric `K` with
+/// mean 2, the validation rows the same on both sides (`x = 1`, labels `+1, +1, +1,
+/// -1`, so a model's score is 0.75 or 0.25 by the sign of `w`). The training rows are
+/// the tight pair of the single-release DP-CD audit: `x = 1`, labels `+1` on `D` and one
+/// flipped on `D'`, every gradient clipped, so every run's release moves by exactly its
+/// sensitivity `2C/n`, in the direction that also changes which run wins. Statistic: the
+/// released coefficient; thresholds from a pilot with disjoint streams. Claim: the
+/// selection's epsilon, which its model's guarantee reports.
+#[test]
+fn select_end_to_end_empirical_epsilon() {
+    use dp_accounting::selection::Stopping;
+    use dp_optim::select::{select_with_rng, SelectionParams};
+    use dp_optim::PrivacyParams;
+    let (delta, clip) = (1e-3, 0.1);
+    let x = DenseDesign::from_row_major(4, 1, &[1.0; 4]).unwrap();
+    let d = Dataset::new(x.clone(), vec![1.0; 4]).unwrap();
+    let d2 = Dataset::new(x.clone(), vec![1.0, 1.0, 1.0, -1.0]).unwrap();
+    let validation = Dataset::new(x, vec![1.0, 1.0, 1.0, -1.0]).unwrap();
+    let params = SelectionParams::new(1.0, delta).stopping(Stopping::geometric(2.0).unwrap());
+    let grid = [0.5f64]; // the step scale
+    let build = |&step: &f64, privacy: PrivacyParams| -> dp_optim::Result<Box<dyn Solver<DenseDesign>>> {
+        Ok(Box::new(
+            DpCdParams::new(Logistic, NoPenalty)
+                .privacy(privacy)
+                .passes(1)
+                .step_scale(step)
+                .clip(clip)
+                .smoothness(Smoothness::Given(Tagged::public(vec![1.0])))
+                .build()?,
+        ))
+    };
+    let run = |data: &Dataset<DenseDesign>, rng: &mut dyn RngCore| {
+        select_with_rng(&params, &grid, build, data, &validation, rng).unwrap()
+    };
+    let probe = run(&d, &mut ChaCha20Rng::seed_from_u64(u64::MAX));
+    let claim = probe.model.guarantee().unwrap().epsilon;
+    assert!(claim <= 1.0, "{claim}");
+    let runs = audit_runs(2_000, 200_000);
+    let pilot = if long() { 20_000 } else { 500 };
+    let report = Auditor::new(claim, delta)
+        .trials(runs as u64)
+        .pilot_trials(pilot)
+        .seed(0x5E1E)
+        .confidence(1.0 - ALPHA)
+        .run(|side: Side, rng: &mut dyn RngCore| {
+            run(pick(side, &d, &d2), rng).model.coefficients[0]
+        })
+        .unwrap();
+    eprintln!("select end to end (geometric K, mean 2): claim {claim}, runs {runs}, {report}");
+    assert!(!report.violated, "{report}");
+}
+
+/// DP-GCD's support test (zCDP variant, L1, half of rho on the test), end to end, `p = 1`
+/// (the selection is forced), 3 iterations. `D`: four rows `x = 1`, labels `+1`; `D'`:
+/// one label flipped; `C = 0.05` keeps every gradient clipped at the small iterates, so
+/// every update and the support test's release of `g` move by exactly `2C/n`. The
+/// statistic is the released coefficient (0 when the test drops it), thresholds from a
+/// pilot; the claim is the whole fit's epsilon (the test is observed only through the
+/// released `w`, so its own charge is not audited alone).
+#[test]
+fn dp_gcd_support_test_empirical_epsilon() {
+    let delta = 1e-3;
+    let x = DenseDesign::from_row_major(4, 1, &[1.0; 4]).unwrap();
+    let d = Dataset::new(x.clone(), vec![1.0; 4]).unwrap();
+    let d2 = Dataset::new(x, vec![1.0, 1.0, 1.0, -1.0]).unwrap();
+    let solver = DpGcdParams::new(Logistic, L1::new(0.01).unwrap())
+        .epsilon(1.0)
+        .delta(delta)
+        .passes(3)
+        .step_scale(0.5)
+        .clip(0.05)
+        .variant(Variant::Zcdp)
+        .support_test(0.5)
+        .smoothness(Tagged::public(vec![1.0]))
+        .build()
+        .unwrap();
+    let probe = solver.fit_seeded(&d, u64::MAX).unwrap();
+    let claim = probe.guarantee().unwrap().epsilon;
+    let Some(SolverPlan::DpGcd(plan)) = probe.privacy().map(|p| &p.plan) else {
+        panic!("not a DP-GCD plan")
+    };
+    assert!(plan.rho_support_test.is_some() && plan.support_test_dropped.is_some());
+    let runs = audit_runs(4_000, 1_000_000);
+    let pilot = if long() { 20_000 } else { 500 };
+    let report = Auditor::new(claim, delta)
+        .trials(runs as u64)
+        .pilot_trials(pilot)
+        .seed(0x6CD5)
+        .confidence(1.0 - ALPHA)
+        .run(|side: Side, rng: &mut dyn RngCore| {
+            solver
+                .fit_seeded(pick(side, &d, &d2), rng.next_u64())
+                .unwrap()
+                .model
+                .coefficients[0]
+        })
+        .unwrap();
+    eprintln!("dp-gcd support test: claim {claim}, runs {runs}, {report}");
+    assert!(!report.violated, "{report}");
+}
