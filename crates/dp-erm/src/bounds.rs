@@ -270,6 +270,6 @@ mod tests {
     #[test]
     fn the_charged_epsilon_is_the_mechanisms() {
         let e = private_bound_epsilon(0.3).unwrap();
-        assert!(e >= 0.3 && e <= 0.3 * (1.0 + 1e-12), "{e}");
+        assert!((0.3..=0.3 * (1.0 + 1e-12)).contains(&e), "{e}");
     }
 }
