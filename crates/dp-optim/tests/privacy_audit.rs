@@ -2094,17 +2094,18 @@ fn select_end_to_end_empirical_epsilon() {
     let validation = Dataset::new(x, vec![1.0, 1.0, 1.0, -1.0]).unwrap();
     let params = SelectionParams::new(1.0, delta).stopping(Stopping::geometric(2.0).unwrap());
     let grid = [0.5f64]; // the step scale
-    let build = |&step: &f64, privacy: PrivacyParams| -> dp_optim::Result<Box<dyn Solver<DenseDesign>>> {
-        Ok(Box::new(
-            DpCdParams::new(Logistic, NoPenalty)
-                .privacy(privacy)
-                .passes(1)
-                .step_scale(step)
-                .clip(clip)
-                .smoothness(Smoothness::Given(Tagged::public(vec![1.0])))
-                .build()?,
-        ))
-    };
+    let build =
+        |&step: &f64, privacy: PrivacyParams| -> dp_optim::Result<Box<dyn Solver<DenseDesign>>> {
+            Ok(Box::new(
+                DpCdParams::new(Logistic, NoPenalty)
+                    .privacy(privacy)
+                    .passes(1)
+                    .step_scale(step)
+                    .clip(clip)
+                    .smoothness(Smoothness::Given(Tagged::public(vec![1.0])))
+                    .build()?,
+            ))
+        };
     let run = |data: &Dataset<DenseDesign>, rng: &mut dyn RngCore| {
         select_with_rng(&params, &grid, build, data, &validation, rng).unwrap()
     };
