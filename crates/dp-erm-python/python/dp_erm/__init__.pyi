@@ -1,0 +1,10 @@
+from . import accounting as accounting
+from ._estimators import (
+    DPElasticNet as DPElasticNet,
+    DPLasso as DPLasso,
+    DPLinearRegression as DPLinearRegression,
+    DPLinearSVC as DPLinearSVC,
+    DPLogisticRegression as DPLogisticRegression,
+)
+
+__all__: list[str]
