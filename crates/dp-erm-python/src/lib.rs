@@ -1,8 +1,9 @@
 //! The Rust side of the Python package `dp_erm` (built by maturin with the `python`
 //! feature; the scikit-learn estimators themselves are Python, in `python/dp_erm/`).
 //!
-//! * [`backend`]: the one call from the estimators into the library (bounds folded into
-//!   the model, the private solver, the released model and its guarantee). Pure Rust.
+//! * [`backend`]: the one call from the estimators into the library: `dp_erm`'s
+//!   pipeline (bounds, scaling folded into the model, the private fit, the guarantee).
+//!   Pure Rust.
 //! * [`accounting`]: `dp_erm.accounting`'s questions, answered by `dp_accounting`.
 //! * The `python` feature adds the extension module `dp_erm._core`, which only converts
 //!   arrays and errors and releases the GIL while the solver runs.
@@ -28,17 +29,18 @@ mod bindings {
 
     fn finish<'py>(
         py: Python<'py>,
-        out: backend::Result<backend::FitOutput>,
+        out: backend::Result<dp_erm::FitReport>,
     ) -> PyResult<(Bound<'py, PyArray1<f64>>, f64, String)> {
         let out = out.map_err(value_error)?;
+        // The releasable model and the hyperparameters; not the diagnostics (computed
+        // from the data without privacy) and never a seed.
         let report = serde_json::json!({
             "model": out.model,
-            "scaling": out.scaling,
-            "hyperparameters": out.hyperparameters,
+            "chosen": out.chosen,
         });
         Ok((
-            PyArray1::from_vec(py, out.coef),
-            out.intercept,
+            PyArray1::from_vec(py, out.model.coefficients.clone()),
+            out.model.intercept.unwrap_or(0.0),
             report.to_string(),
         ))
     }

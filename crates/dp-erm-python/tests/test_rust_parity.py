@@ -19,8 +19,9 @@ def _bits(v):
 
 
 def test_python_fit_equals_the_rust_fit_bit_for_bit():
-    data = np.loadtxt(CSV, delimiter=",", skiprows=1)
-    X, y = data[:, :-1], data[:, -1]
+    rows = [line.split(",") for line in CSV.read_text().splitlines()[1:] if line.strip()]
+    X = np.array([[float(v) for v in r[:-1]] for r in rows])
+    y = np.array([r[-1].strip() for r in rows])  # benign / malignant
     clf = DPLogisticRegression(
         epsilon=1.0, bounds_X=(X.min(axis=0), X.max(axis=0)), random_state=7
     ).fit(X, y)

@@ -16,6 +16,7 @@ from ._estimators import (
     DPLinearRegression,
     DPLinearSVC,
     DPLogisticRegression,
+    PrivateBoundsWarning,
 )
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "DPLasso",
     "DPElasticNet",
     "accounting",
+    "PrivateBoundsWarning",
 ]

@@ -5,6 +5,7 @@ from ._estimators import (
     DPLinearRegression as DPLinearRegression,
     DPLinearSVC as DPLinearSVC,
     DPLogisticRegression as DPLogisticRegression,
+    PrivateBoundsWarning as PrivateBoundsWarning,
 )
 
 __all__: list[str]

@@ -59,37 +59,38 @@ def _seed_of(random_state):
     return int((int(hi) << 32) | int(lo))
 
 
-def _bounds_arrays(bounds, p, name):
-    """``(lower, upper)`` with scalars or length-``p`` arrays -> two float lists."""
-    if bounds is None:
-        raise ValueError(
-            f"{name}=None asks for bounds estimated privately from the data, which this "
-            f"version does not offer yet: pass {name}=(lower, upper) with public bounds "
-            "(scalars, or one value per feature) that do not come from the data, e.g. "
-            "the range a sensor or a questionnaire allows"
-        )
+def _ranges(bounds, p, name):
+    """``(lower, upper)`` with scalars or length-``p`` arrays -> ``[[lo, hi], ...]``."""
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
         raise TypeError(
             f"{name} must be a tuple (lower, upper) of scalars or arrays, got {bounds!r}"
         )
-    lo = np.broadcast_to(np.asarray(bounds[0], dtype=np.float64), (p,))
-    hi = np.broadcast_to(np.asarray(bounds[1], dtype=np.float64), (p,))
-    if lo.shape != (p,) or hi.shape != (p,):  # pragma: no cover - broadcast raises
-        raise ValueError(f"{name} must have one value per feature ({p})")
+    try:
+        lo = np.broadcast_to(np.asarray(bounds[0], dtype=np.float64), (p,))
+        hi = np.broadcast_to(np.asarray(bounds[1], dtype=np.float64), (p,))
+    except ValueError as e:
+        raise ValueError(f"{name} must be scalars or have one value per feature ({p}): {e}")
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
         raise ValueError(f"{name} must be finite")
-    if np.any(lo > hi):
-        j = int(np.argmax(lo > hi))
-        raise ValueError(f"{name}: lower bound {lo[j]} > upper bound {hi[j]} for feature {j}")
-    return lo.tolist(), hi.tolist()
+    if np.any(lo >= hi):
+        j = int(np.argmax(lo >= hi))
+        raise ValueError(
+            f"{name}: lower bound {lo[j]} >= upper bound {hi[j]} for feature {j}"
+        )
+    return np.column_stack([lo, hi]).tolist()
+
+
+class PrivateBoundsWarning(UserWarning):
+    """Bounds were not given, so the fit estimates them privately on a share of epsilon."""
 
 
 class _DPLinearBase(BaseEstimator):
-    """Shared fit logic; subclasses set ``_loss`` and the penalty."""
+    """Shared fit logic; subclasses set ``_task``, ``_loss`` and the penalty."""
 
+    _task = "regression"
     _loss = "squared"
 
-    def _penalty(self):  # -> (name, alpha, l1_ratio)
+    def _penalty(self, n):  # -> (name, alpha)
         raise NotImplementedError
 
     def _check_params(self):
@@ -114,23 +115,34 @@ class _DPLinearBase(BaseEstimator):
             if v is not None and (not isinstance(v, numbers.Real) or not v > 0):
                 raise ValueError(f"{name}={v!r}: must be a number > 0, or None")
 
-    def _fit_backend(self, X, y_backend, y_bounds=None):
+    def _fit_backend(self, X, y_backend, target_range=None):
         n, p = X.shape
-        lower, upper = _bounds_arrays(self.bounds_X, p, "bounds_X")
-        penalty, alpha, l1_ratio = self._penalty(n)
+        if n < 2:
+            raise ValueError(f"n_samples={n}: a fit needs at least 2 samples")
+        if self.bounds_X is None:
+            ranges = None
+            warnings.warn(
+                "bounds_X=None: the feature ranges are estimated privately from the data "
+                "on 20 % of epsilon (charged: see ledger_); declare public bounds to spend "
+                "all of epsilon on the fit",
+                PrivateBoundsWarning,
+                stacklevel=3,
+            )
+        else:
+            ranges = _ranges(self.bounds_X, p, "bounds_X")
+        penalty, alpha = self._penalty(n)
         delta = self.delta if self.delta is not None else min(1e-5, 1.0 / (n * n))
         spec = {
+            "task": self._task,
             "loss": self._loss,
             "penalty": penalty,
             "alpha": float(alpha),
-            "l1_ratio": float(l1_ratio),
             "algorithm": self.algorithm,
             "epsilon": float(self.epsilon),
             "delta": float(delta),
             "fit_intercept": bool(self.fit_intercept),
-            "lower": lower,
-            "upper": upper,
-            "y_bounds": y_bounds,
+            "feature_ranges": ranges,
+            "target_range": target_range,
             "passes": None if self.passes is None else int(self.passes),
             "step_scale": None if self.step_scale is None else float(self.step_scale),
             "clip": None if self.clip is None else float(self.clip),
@@ -158,23 +170,32 @@ class _DPLinearBase(BaseEstimator):
         report = json.loads(report)
         model = report["model"]
         privacy = model.get("privacy") or {}
-        guarantee = privacy.get("guarantee", {})
-        self.epsilon_ = guarantee.get("epsilon")
-        self.delta_ = guarantee.get("delta")
-        self.adjacency_ = guarantee.get("adjacency")
-        self.accounting_ = guarantee.get("how")
-        self.ledger_ = privacy.get("ledger", {}).get("entries", privacy.get("ledger"))
+        self.epsilon_ = privacy.get("epsilon")
+        self.delta_ = privacy.get("delta")
+        self.adjacency_ = privacy.get("adjacency")
+        self.accounting_ = privacy.get("how")
+        ledger = privacy.get("ledger") or {}
+        self.ledger_ = ledger.get("entries", []) if isinstance(ledger, dict) else ledger
         self.privacy_report_ = privacy
-        self.hyperparameters_ = report["hyperparameters"]
-        self.n_iter_ = model.get("iterations")
+        self.hyperparameters_ = report["chosen"]
+        self.feature_ranges_ = np.asarray(model["feature_ranges"], dtype=np.float64)
+        self.n_iter_ = model["scaled"]["iterations"]
         return np.asarray(coef, dtype=np.float64), float(intercept)
 
     def _decision(self, X):
+        """``clip(X, feature_ranges_) @ coef + intercept``: the model clips every
+        feature to the range it was fitted on, as the library's model does."""
         check_is_fitted(self, "coef_")
         X = _validate(self, X, reset=False, accept_sparse="csr", dtype=np.float64)
+        lo, hi = self.feature_ranges_[:, 0], self.feature_ranges_[:, 1]
         coef = np.ravel(self.coef_)
-        z = X @ coef
-        return np.asarray(z).ravel() + float(np.ravel(self.intercept_)[0] if np.ndim(self.intercept_) else self.intercept_)
+        if sp.issparse(X) and np.all(lo <= 0) and np.all(hi >= 0):
+            X = X.tocsr(copy=True)
+            X.data = np.clip(X.data, lo[X.indices], hi[X.indices])
+        else:
+            X = np.clip(X.toarray() if sp.issparse(X) else X, lo, hi)
+        z = np.asarray(X @ coef).ravel()
+        return z + float(np.ravel(self.intercept_)[0])
 
     def _dp_expected_failed_checks(self):
         """scikit-learn estimator checks this estimator is expected to fail, with why."""
@@ -190,6 +211,8 @@ class _DPLinearBase(BaseEstimator):
 
 
 class _DPClassifier(ClassifierMixin, _DPLinearBase):
+    _task = "classification"
+
     def fit(self, X, y):
         """Fits the private model; ``y`` has exactly two classes (any two values)."""
         self._check_params()
@@ -236,9 +259,10 @@ class DPLogisticRegression(_DPClassifier):
     delta : float or None, default=None
         Target delta; ``None`` means ``min(1e-5, 1 / n**2)`` (``n`` is public under the
         replace-one relation the fit uses).
-    bounds_X : tuple (lower, upper) of scalars or arrays
+    bounds_X : tuple (lower, upper) of scalars or arrays, or None
         Public bounds on every feature (not computed from the data). Values outside are
-        clipped to them for the fit. ``None`` (private estimation) is not offered yet.
+        clipped to them, for the fit and for prediction. ``None``: estimated privately
+        from the data on 20 % of epsilon (charged, with a ``PrivateBoundsWarning``).
     C : float, default=1.0
         Inverse regularisation strength, as scikit-learn's: the L2 penalty on the scaled
         problem is ``1 / (2 C n) ||w||^2``.
@@ -271,6 +295,8 @@ class DPLogisticRegression(_DPClassifier):
         Plan, ledger and guarantee as the library reports them.
     hyperparameters_ : dict
         The hyperparameters used (given, or chosen from public inputs).
+    feature_ranges_ : ndarray of shape (n_features, 2)
+        The ranges every feature is clipped to (declared, or released privately).
     n_features_in_, feature_names_in_, n_iter_
     """
 
@@ -305,7 +331,7 @@ class DPLogisticRegression(_DPClassifier):
     def _penalty(self, n):
         if not isinstance(self.C, numbers.Real) or not self.C > 0:
             raise ValueError(f"C={self.C!r}: must be a number > 0")
-        return "l2", 1.0 / (self.C * n), 0.5
+        return "l2", 1.0 / (self.C * n)
 
     def predict_proba(self, X):
         """``[P(classes_[0]), P(classes_[1])]`` for every row."""
@@ -325,7 +351,7 @@ class DPLinearSVC(_DPClassifier):
     Same parameters and attributes as :class:`DPLogisticRegression` (no probabilities).
     """
 
-    _loss = "squared_hinge"
+    _loss = "squared-hinge"
 
     def __init__(
         self,
@@ -356,7 +382,7 @@ class DPLinearSVC(_DPClassifier):
     def _penalty(self, n):
         if not isinstance(self.C, numbers.Real) or not self.C > 0:
             raise ValueError(f"C={self.C!r}: must be a number > 0")
-        return "l2", 1.0 / (self.C * n), 0.5
+        return "l2", 1.0 / (self.C * n)
 
 
 class _DPRegressor(RegressorMixin, _DPLinearBase):
@@ -369,14 +395,17 @@ class _DPRegressor(RegressorMixin, _DPLinearBase):
             self, X, y, accept_sparse=["csc", "csr"], dtype=np.float64, y_numeric=True
         )
         if self.bounds_y is None:
-            raise ValueError(
-                "bounds_y=None: a private regression needs public bounds on the target; "
-                "pass bounds_y=(lower, upper) that do not come from the data"
+            target_range = None
+            warnings.warn(
+                "bounds_y=None: the target range is estimated privately from the data on "
+                "15 % of epsilon (charged: see ledger_); declare public bounds to spend "
+                "all of epsilon on the fit",
+                PrivateBoundsWarning,
+                stacklevel=2,
             )
-        lo, hi = _bounds_arrays(self.bounds_y, 1, "bounds_y")
-        if not lo[0] < hi[0]:
-            raise ValueError(f"bounds_y=({lo[0]}, {hi[0]}): lower must be < upper")
-        coef, intercept = self._fit_backend(X, y, y_bounds=[lo[0], hi[0]])
+        else:
+            target_range = _ranges(self.bounds_y, 1, "bounds_y")[0]
+        coef, intercept = self._fit_backend(X, y, target_range=target_range)
         self.coef_ = coef
         self.intercept_ = intercept
         return self
@@ -425,13 +454,12 @@ class DPLinearRegression(_DPRegressor):
         self.random_state = random_state
 
     def _penalty(self, n):
-        return "none", 0.0, 0.5
+        return "none", 0.0
 
 
 class DPElasticNet(_DPRegressor):
-    """Private elastic net: ``(x^T w - y)^2 / 2 + alpha (l1_ratio |w|_1 +
-    (1 - l1_ratio) / 2 |w|_2^2)`` on the scaled problem (features and target in
-    ``[-1, 1]``)."""
+    """Private elastic net: ``(x^T w - y)^2 / 2 + alpha (|w|_1 + |w|_2^2 / 2)`` on the
+    pipeline's scaled problem (the library's elastic-net penalty; no ``l1_ratio``)."""
 
     def __init__(
         self,
@@ -440,7 +468,6 @@ class DPElasticNet(_DPRegressor):
         bounds_X=None,
         bounds_y=None,
         alpha=0.01,
-        l1_ratio=0.5,
         algorithm="dp-cd",
         fit_intercept=True,
         passes=None,
@@ -454,7 +481,6 @@ class DPElasticNet(_DPRegressor):
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
         self.alpha = alpha
-        self.l1_ratio = l1_ratio
         self.algorithm = algorithm
         self.fit_intercept = fit_intercept
         self.passes = passes
@@ -466,9 +492,7 @@ class DPElasticNet(_DPRegressor):
     def _penalty(self, n):
         if not isinstance(self.alpha, numbers.Real) or not self.alpha >= 0:
             raise ValueError(f"alpha={self.alpha!r}: must be a number >= 0")
-        if not isinstance(self.l1_ratio, numbers.Real) or not 0 <= self.l1_ratio <= 1:
-            raise ValueError(f"l1_ratio={self.l1_ratio!r}: must be in [0, 1]")
-        return "elasticnet", self.alpha, self.l1_ratio
+        return "elastic-net", self.alpha
 
 
 class DPLasso(_DPRegressor):
@@ -505,4 +529,4 @@ class DPLasso(_DPRegressor):
     def _penalty(self, n):
         if not isinstance(self.alpha, numbers.Real) or not self.alpha >= 0:
             raise ValueError(f"alpha={self.alpha!r}: must be a number >= 0")
-        return "l1", self.alpha, 1.0
+        return "l1", self.alpha

@@ -30,6 +30,7 @@ class _DPLinearBase(BaseEstimator):
     privacy_report_: dict[str, Any]
     hyperparameters_: dict[str, Any]
     n_iter_: int
+    feature_ranges_: NDArray[np.float64]
 
 class _DPClassifier(ClassifierMixin, _DPLinearBase):
     classes_: NDArray[Any]
@@ -120,7 +121,6 @@ class DPLasso(_DPRegressor):
 
 class DPElasticNet(_DPRegressor):
     alpha: float
-    l1_ratio: float
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -128,7 +128,6 @@ class DPElasticNet(_DPRegressor):
         bounds_X: _Bounds = None,
         bounds_y: Optional[Tuple[float, float]] = None,
         alpha: float = 0.01,
-        l1_ratio: float = 0.5,
         algorithm: _Algorithm = "dp-cd",
         fit_intercept: bool = True,
         passes: Optional[int] = None,
@@ -137,3 +136,5 @@ class DPElasticNet(_DPRegressor):
         batch_size: Optional[int] = None,
         random_state: _RandomState = None,
     ) -> None: ...
+
+class PrivateBoundsWarning(UserWarning): ...
