@@ -90,7 +90,7 @@ fn heart_scale_shape_and_first_row() {
 
 #[test]
 fn heart_scale_sparse_equals_dense() {
-    let sparse = parse_libsvm(HEART_SCALE_TXT.as_bytes(), Some(13)).unwrap();
+    let sparse = parse_libsvm(HEART_SCALE_TXT.as_bytes(), FeatureCount::Public(13)).unwrap();
     let dense = heart_scale().unwrap();
     assert_eq!(sparse.y(), dense.y());
     for i in 0..270 {
