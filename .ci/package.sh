@@ -23,15 +23,16 @@ if [[ "${PACKAGE_VERIFY:-0}" == "1" ]]; then
     verify=()
 fi
 
-echo "== cargo package --workspace --exclude xtask ${verify[*]}"
-cargo package --workspace --exclude xtask --allow-dirty "${verify[@]}"
+echo "== cargo package --workspace --exclude xtask --exclude dp-erm-python ${verify[*]}"
+# dp-erm-python is a Python package (built and published by maturin, not crates.io).
+cargo package --workspace --exclude xtask --exclude dp-erm-python --allow-dirty "${verify[@]}"
 
 # Each library crate's .crate must exist and hold its manifest with version requirements
 # (not bare paths) on its workspace dependencies.
 version=$(cargo metadata --format-version 1 --no-deps \
     | python3 -c 'import json,sys; m=json.load(sys.stdin); print(next(p["version"] for p in m["packages"] if p["name"]=="dp-models"))')
 for crate in $(cargo metadata --format-version 1 --no-deps \
-    | python3 -c 'import json,sys; m=json.load(sys.stdin); print(" ".join(p["name"] for p in m["packages"] if p["publish"] != []))'); do
+    | python3 -c 'import json,sys; m=json.load(sys.stdin); print(" ".join(p["name"] for p in m["packages"] if p["publish"] != [] and p["name"] != "dp-erm-python"))'); do
     file="target/package/${crate}-${version}.crate"
     if [[ ! -f "$file" ]]; then
         echo "error: $file was not made" >&2

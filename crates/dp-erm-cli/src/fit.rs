@@ -3,7 +3,7 @@
 //! it on new data.
 //!
 //! ```text
-//! dp-erm fit --data FILE [--format csv|libsvm] [--target COL] [--positive X --negative Y]
+//! dp-erm fit --data FILE [--format csv|libsvm] [--n-features P (LIBSVM, required)] [--target COL] [--positive X --negative Y]
 //!     --loss logistic|squared|squared-hinge|huber --penalty none|l1|l2|elastic-net [--lambda L]
 //!     --algorithm dp-cd|dp-gcd|dp-sgd|cd|dp-scd|sdca [--intercept] [--normalize-rows] --epsilon E --delta D
 //!     [--passes P] [--step S] [--clip C] [--batch-size B] [--test-fraction F] [--seed N] [--threads K]
@@ -29,7 +29,7 @@ use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use dp_models::constants::Tagged;
 use dp_models::io::{
-    load_csv_data, load_libsvm, read_csv_for_prediction, CsvOptions, LabelMap, Target,
+    load_csv_data, load_libsvm, read_csv_for_prediction, CsvOptions, FeatureCount, LabelMap, Target,
 };
 use dp_models::metrics::{accuracy, log_loss, mean_squared_error};
 use dp_models::preprocess::{clip_to_bound, normalize_rows};
@@ -166,8 +166,9 @@ pub struct FitArgs {
     /// encoded column). dp-cd then charges each pass as the K releases one record can
     /// move instead of all p (the intercept column counts as one more), which lowers
     /// the noise at the same epsilon, and visits the coordinates in a fresh random
-    /// permutation per pass. A record with more non-zeros is an error (nothing is
-    /// spent). dp-cd only.
+    /// permutation per pass. A record with more non-zeros keeps its K largest in
+    /// magnitude (the others become 0: a fixed per-record map, so the guarantee holds;
+    /// the output says how many records, a non-private count). dp-cd only.
     #[arg(long)]
     max_nonzeros: Option<usize>,
     /// Compute the smoothness constants from the data WITHOUT privacy (as the papers'
@@ -278,14 +279,25 @@ enum Data {
     Sparse(Dataset<SparseDesign>),
 }
 
+/// Loads the training file. Every value of it that shapes the release plan is public:
+/// a CSV's columns are its header row (a public schema: the header is not a record), a
+/// LIBSVM file's width is the declared `--n-features` (never the largest index present,
+/// which one record can move: docs/privacy/threat-model.md).
 fn load(
     path: &Path,
     format: Format,
+    n_features: Option<usize>,
     target: &Option<String>,
     labels: Option<(String, String)>,
 ) -> Result<Data> {
     match format {
         Format::Csv => {
+            if let Some(p) = n_features {
+                bail!(
+                    "--n-features {p} applies to LIBSVM files only: a CSV file's features are \
+                     the columns of its header row (a public schema)"
+                );
+            }
             let opts = CsvOptions {
                 target: Target::parse(target.as_deref()),
                 labels: LabelMap::from_pair(labels),
@@ -304,7 +316,16 @@ fn load(
                      the numbers written (+1 / -1 for classification)"
                 );
             }
-            Ok(Data::Sparse(load_libsvm(path, None)?))
+            let Some(p) = n_features else {
+                bail!(
+                    "LIBSVM input needs --n-features P, the public number of features chosen \
+                     without looking at the data (e.g. the data set's documented dimension): \
+                     P sets the number of coefficients, releases and the noise, so taking it \
+                     from the largest index in the file would reveal whether the one record \
+                     holding that index is in the data"
+                );
+            };
+            Ok(Data::Sparse(load_libsvm(path, FeatureCount::Public(p))?))
         }
     }
 }
@@ -466,7 +487,13 @@ fn fit_report(args: &FitArgs) -> Result<Report> {
     }
     let labels = args.input.positive.clone().zip(args.input.negative.clone());
     // The loaders' errors name the file, the line, the column and the value.
-    let data = load(&args.input.data, format, &args.input.target, labels.clone())?;
+    let data = load(
+        &args.input.data,
+        format,
+        args.input.n_features,
+        &args.input.target,
+        labels.clone(),
+    )?;
     let seed = args.seed;
     let (report, model) = match data {
         Data::Dense(d, names, target) => {
@@ -784,6 +811,18 @@ where
         Some(t) => t,
         None => default_threads(n_all, dense),
     };
+    // A declared support bound: a record with more non-zeros keeps its k largest in
+    // magnitude (a fixed per-record map, so the support accounting holds for the
+    // projected data: dp_optim::support); how many were projected is a count from the
+    // data, reported as non-private below.
+    let (data, projected) = match args.max_nonzeros {
+        Some(k) => {
+            let (mut x, y) = data.into_parts();
+            let count = RowSupport::AtMost(k).project(&mut x)?;
+            (Dataset::new(x, y)?, Some(count))
+        }
+        None => (data, None),
+    };
     let split_seed = seed.unwrap_or_else(rand::random);
     let (train, test) = match args.test_fraction {
         Some(f) => {
@@ -839,9 +878,18 @@ where
             let missing = args.passes.is_none() || args.step.is_none() || args.clip.is_none();
             // The declared support bound (the intercept column is one more non-zero),
             // with the order it needs.
-            let support = args
-                .max_nonzeros
-                .map(|k| RowSupport::AtMost(k + usize::from(args.intercept)));
+            let support = match args.max_nonzeros {
+                Some(k) => Some(RowSupport::AtMost(
+                    k.checked_add(usize::from(args.intercept))
+                        .with_context(|| {
+                            format!(
+                                "invalid --max-nonzeros {k}: with --intercept the bound is \
+                             {k} + 1 (the intercept column), which overflows"
+                            )
+                        })?,
+                )),
+                None => None,
+            };
             let order = if support.is_some() {
                 CoordinateOrder::Permutation
             } else {
@@ -1137,6 +1185,16 @@ where
             }
         }
     }
+    if let (Some(c), Some(k)) = (projected, args.max_nonzeros) {
+        out.push(
+            "projected",
+            format!(
+                "{c} of {n_all} records had more than --max-nonzeros {k} non-zero features \
+                 and kept their {k} largest in magnitude (a count from the data, not \
+                 private: do not publish)"
+            ),
+        );
+    }
     out.push("solver_seconds", solver_seconds);
     if seed.is_some() {
         out.push(
@@ -1336,7 +1394,7 @@ fn predict_report(args: &PredictArgs) -> Result<Report> {
             }
         }
         Format::Libsvm => {
-            let mut d = load_libsvm(&args.data, Some(file.model.n_features()))?;
+            let mut d = load_libsvm(&args.data, FeatureCount::Public(file.model.n_features()))?;
             clip_new(&mut d, file.feature_bound)?;
             let s = score(&file.model, &d, file.loss)?;
             (predictions(&file, d.x())?, s, d.n_samples())

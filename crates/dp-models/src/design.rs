@@ -175,6 +175,22 @@ pub trait ClipValues: Design {
     /// changed (each counted once). `bound` must be finite and > 0; otherwise nothing
     /// changes and the error names the value.
     fn clip_values(&mut self, bound: f64) -> Result<usize>;
+    /// Sets the values at the `(row, column)` positions `entries` to 0 and returns how
+    /// many changed (a position already 0, or not stored in a sparse design, does not
+    /// count). A position outside the design is an error and nothing changes. A sparse
+    /// design keeps the position as a stored 0, which every kernel treats as 0. Used to
+    /// project records onto a declared support bound (dp-optim's
+    /// `RowSupport::project`).
+    fn zero_entries(&mut self, entries: &[(usize, usize)]) -> Result<usize>;
+}
+
+fn check_positions(entries: &[(usize, usize)], n: usize, p: usize) -> Result<()> {
+    if let Some(&(i, j)) = entries.iter().find(|&&(i, j)| i >= n || j >= p) {
+        return Err(ModelError::Shape(format!(
+            "position (row {i}, column {j}) is outside the {n} x {p} design"
+        )));
+    }
+    Ok(())
 }
 
 /// Clips `values` in place, returning how many changed.
@@ -474,6 +490,22 @@ impl ClipValues for DenseDesign {
         }
         Ok(changed)
     }
+
+    fn zero_entries(&mut self, entries: &[(usize, usize)]) -> Result<usize> {
+        let (n, p) = (self.cols.nrows(), self.cols.ncols());
+        check_positions(entries, n, p)?;
+        let mut changed = 0;
+        for &(i, j) in entries {
+            if self.cols[(i, j)] != 0.0 {
+                self.cols[(i, j)] = 0.0;
+                changed += 1;
+            }
+            if let Some(rows) = self.rows.get_mut() {
+                rows[i * p + j] = 0.0;
+            }
+        }
+        Ok(changed)
+    }
 }
 
 /// Dot product with four independent accumulators (lets the compiler vectorise).
@@ -679,6 +711,25 @@ impl ClipValues for SparseDesign {
         let changed = clip_slice(&mut self.col_val, bound);
         let again = clip_slice(&mut self.row_val, bound);
         debug_assert_eq!(changed, again, "the two layouts hold the same values");
+        Ok(changed)
+    }
+
+    fn zero_entries(&mut self, entries: &[(usize, usize)]) -> Result<usize> {
+        check_positions(entries, self.n, self.p)?;
+        let mut changed = 0;
+        for &(i, j) in entries {
+            let (a, b) = (self.col_ptr[j], self.col_ptr[j + 1]);
+            if let Some(k) = self.row_idx[a..b].iter().position(|&r| r == i) {
+                if self.col_val[a + k] != 0.0 {
+                    changed += 1;
+                }
+                self.col_val[a + k] = 0.0;
+            }
+            let (a, b) = (self.row_ptr[i], self.row_ptr[i + 1]);
+            if let Some(k) = self.col_idx[a..b].iter().position(|&c| c == j) {
+                self.row_val[a + k] = 0.0;
+            }
+        }
         Ok(changed)
     }
 }
