@@ -204,7 +204,7 @@ fn dp_fw_rows(summary: &Value) -> Vec<Headline> {
         let with_logs = float(f, "theory_slope_with_logs");
         let logs = with_logs.map_or(String::new(), |w| format!(" ({w:.2} with the logs)"));
         Some(Headline {
-            claim: format!("DP-FW: {who}'s excess risk falls as (n eps)^{exponent:.2}"),
+            claim: format!("DP-FW, {who}: excess risk falls as (n eps)^{exponent:.2}"),
             paper: format!("slope {exponent:.2}{logs}"),
             ours: format!("slope {slope:.2}"),
             verdict: if slope <= with_logs.unwrap_or(exponent) {
@@ -219,7 +219,7 @@ fn dp_fw_rows(summary: &Value) -> Vec<Headline> {
 
 /// Adult (our benchmark): per epsilon, the best fully private coordinate row against the
 /// best of our DP-SGD rows and the peers (`benches/peers/results/adult.json` when present);
-/// the report's target: beat every one (at the smallest epsilon: within half a point).
+/// the report's target: beat every one (at epsilon 0.1: within half a point).
 fn adult_rows(summary: &Value) -> Vec<Headline> {
     let recs = records(summary);
     let peers = adult::read_peers(&adult::workspace_root().join(adult::PEERS_JSON))
@@ -228,7 +228,6 @@ fn adult_rows(summary: &Value) -> Vec<Headline> {
     let mut eps: Vec<f64> = recs.iter().filter_map(|r| float(r, "epsilon")).collect();
     eps.sort_by(f64::total_cmp);
     eps.dedup();
-    let smallest = eps.first().copied();
     eps.iter()
         .filter_map(|&e| {
             let at = |sgd: bool| {
@@ -253,7 +252,9 @@ fn adult_rows(summary: &Value) -> Vec<Headline> {
             }
             let best = others.into_iter().max_by(|a, b| a.0.total_cmp(&b.0))?;
             let gap = 100.0 * (ours.0 - best.0);
-            let slack = if Some(e) == smallest { 0.5 } else { 0.0 };
+            // The report's target at eps 0.1 (the paper profile's smallest): within half a
+            // point of the best; elsewhere: beat every one.
+            let slack = if e <= 0.1 + 1e-12 { 0.5 } else { 0.0 };
             Some(Headline {
                 claim: format!(
                     "Adult (ours), eps {e}: our best fully private coordinate row beats DP-SGD and the peers{}",
