@@ -5,9 +5,9 @@
 //! (the certificate's kind is printed just before them). With `--json` the output is
 //! one JSON object instead.
 
-use crate::input::{DataArgs, Format};
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
+use dp_erm_cli::input::{DataArgs, Format};
 use dp_models::io::{load_csv, load_libsvm, CsvOptions, FeatureCount, LabelMap, Target};
 use dp_models::reference::{solve, ReferenceOptions};
 use dp_models::{

@@ -274,7 +274,7 @@ fn reexported_loaders_and_named_wrappers() {
     let svm = dir.join("t.svm");
     std::fs::write(&svm, "1 3:1\n").unwrap();
     assert!(matches!(
-        load(&svm, None, &CsvOptions::default(), Some(4)).unwrap(),
+        load(&svm, None, &CsvOptions::default(), FeatureCount::Public(4)).unwrap(),
         Loaded::Sparse(_)
     ));
     assert_eq!(Format::from_path(&svm).unwrap(), Format::Libsvm);

@@ -443,3 +443,31 @@ proptest! {
         }
     }
 }
+
+/// CRLF line ends and blank lines do not shift the line an error names (issue 25:
+/// CRLF files got line numbers one too low).
+#[test]
+fn csv_error_lines_are_right_with_crlf_and_blank_lines() {
+    let opts = CsvOptions::default();
+    for text in [
+        "a,y\n1,1\n2,2\nx,3\n",
+        "a,y\r\n1,1\r\n2,2\r\nx,3\r\n",
+        "a,y\r1,1\r2,2\rx,3\r",
+    ] {
+        let e = csv_err(text, &opts);
+        assert!(e.starts_with("line 4, "), "{text:?}: {e}");
+    }
+    let e = csv_err("a,y\r\n1,1\r\n\r\n2,2\r\nx,3\r\n", &opts);
+    assert!(e.starts_with("line 5, "), "{e}");
+    let e = csv_err("a,y\n1,1\n\n2,2\nx,3\n", &opts);
+    assert!(e.starts_with("line 5, "), "{e}");
+    for pred in [
+        "a,y\r\n1,1\r\nx,3\r\n".as_bytes(),
+        "a,y\n1,1\nx,3\n".as_bytes(),
+    ] {
+        let e = parse_csv_for_prediction(pred, &["a".to_string()], Some("y"), &LabelMap::Numeric)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("line 3, "), "{e}");
+    }
+}

@@ -1,10 +1,10 @@
-//! `cargo xtask fit` / `cargo xtask predict` end to end, as a user would run them.
+//! `dp-erm fit` / `dp-erm predict` (aliases `cargo xtask fit / predict`) end to end, as a user would run them.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-fn xtask() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
+fn dp_erm() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dp-erm"))
 }
 
 /// A fresh directory for one test's files.
@@ -63,7 +63,7 @@ fn csv_to_private_model_to_predictions() {
     let train = write_csv(&dir, 2000, true);
     let model = dir.join("model.json");
     for algorithm in ["dp-cd", "dp-gcd", "dp-sgd"] {
-        let (ok, out, err) = run(xtask().args([
+        let (ok, out, err) = run(dp_erm().args([
             "fit",
             "--data",
             train.to_str().unwrap(),
@@ -106,7 +106,7 @@ fn csv_to_private_model_to_predictions() {
         assert!(text.contains("\"guarantee\""), "{text}");
     }
     // Predict on a labelled file: prints the score.
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -118,7 +118,7 @@ fn csv_to_private_model_to_predictions() {
     // Predict on a file without labels: writes one prediction per row.
     let new = write_csv(&dir, 10, false);
     let preds = dir.join("predictions.csv");
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -141,7 +141,7 @@ fn fit_json_reports_solver_seconds_and_seeded_runs_reproduce() {
     let dir = scratch("json");
     let train = write_csv(&dir, 500, true);
     let fit = |model: &str| {
-        run(xtask().args([
+        run(dp_erm().args([
             "fit",
             "--data",
             train.to_str().unwrap(),
@@ -187,7 +187,7 @@ fn fit_refuses_what_it_cannot_do_privately() {
     let train = write_csv(&dir, 50, true);
     let model = dir.join("m.json");
     let base = |extra: &[&str]| {
-        let mut c = xtask();
+        let mut c = dp_erm();
         c.args([
             "fit",
             "--data",
@@ -234,7 +234,7 @@ fn fit_refuses_what_it_cannot_do_privately() {
     // Nothing was written by the failed runs.
     assert!(!model.exists());
     // A missing file names it.
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "predict",
         "--model",
         dir.join("nope.json").to_str().unwrap(),
@@ -271,7 +271,7 @@ fn libsvm_input_fits_and_predicts() {
     std::fs::write(&data, s).unwrap();
     let model = dir.join("model.json");
     for algorithm in ["dp-sgd", "dp-cd"] {
-        let (ok, out, err) = run(xtask().args([
+        let (ok, out, err) = run(dp_erm().args([
             "fit",
             "--data",
             data.to_str().unwrap(),
@@ -299,7 +299,7 @@ fn libsvm_input_fits_and_predicts() {
         assert!(text.contains("\"format\": \"libsvm\""), "{text}");
         assert!(!text.contains("seed"), "{text}");
     }
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -313,7 +313,7 @@ fn libsvm_input_fits_and_predicts() {
     assert!(v["accuracy"].as_f64().unwrap() > 0.7, "{v}");
     assert!(v["log_loss"].as_f64().unwrap() > 0.0, "{v}");
     // --target is a CSV option.
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "fit",
         "--data",
         data.to_str().unwrap(),
@@ -335,7 +335,7 @@ fn libsvm_input_fits_and_predicts() {
     assert!(!ok);
     assert!(err.contains("--target applies to CSV files only"), "{err}");
     // So are the class names: refused, not silently ignored.
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "fit",
         "--data",
         data.to_str().unwrap(),
@@ -382,7 +382,7 @@ fn feature_bound_clips_and_says_how_many() {
         .count();
     assert!(beyond > 0);
     let model = dir.join("m.json");
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
@@ -426,7 +426,7 @@ fn non_private_constants_need_the_flag_and_are_recorded() {
     let dir = scratch("nonprivate");
     let train = write_csv(&dir, 300, true);
     let model = dir.join("m.json");
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
@@ -468,7 +468,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
     let train = dir.join("reg.csv");
     std::fs::write(&train, s).unwrap();
     let model = dir.join("m.json");
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
@@ -501,7 +501,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
     // Columns in another order, without the label: fine.
     let new = dir.join("new.csv");
     std::fs::write(&new, "x1,x0\n0.5,0.5\n-1,1\n").unwrap();
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -513,7 +513,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
     assert!(field(&out, "mse").is_none(), "{out}");
     // A missing column and an unknown column are named, with the file.
     std::fs::write(&new, "x0,z\n0.5,0.5\n").unwrap();
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -526,7 +526,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
         "{err}"
     );
     std::fs::write(&new, "x0,x1,z\n0.5,0.5,1\n").unwrap();
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -537,7 +537,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
     assert!(err.contains("unexpected column(s) \"z\""), "{err}");
     // A bad value: file, line, column and value in one line.
     std::fs::write(&new, "x0,x1\n0.5,0.5\n0.1,abc\n").unwrap();
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -558,7 +558,7 @@ fn dp_scd_needs_l2_and_normalised_rows() {
     let train = write_csv(&dir, 2000, true);
     let model = dir.join("model.json");
     let base = |algorithm: &str| {
-        let mut c = xtask();
+        let mut c = dp_erm();
         c.args([
             "fit",
             "--data",
@@ -618,7 +618,7 @@ fn dp_scd_needs_l2_and_normalised_rows() {
     let text = std::fs::read_to_string(&model).unwrap();
     assert!(text.contains("\"normalize_rows\": true"), "{text}");
     // predict normalises new rows the same way.
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -655,7 +655,7 @@ fn max_nonzeros_charges_what_a_record_can_move_and_projects_broken_records() {
     let train = dir.join("onehot.csv");
     std::fs::write(&train, s).unwrap();
     let fit = |k: &str, model: &str| {
-        run(xtask().args([
+        run(dp_erm().args([
             "fit",
             "--data",
             train.to_str().unwrap(),
@@ -722,7 +722,7 @@ fn max_nonzeros_charges_what_a_record_can_move_and_projects_broken_records() {
     );
     assert!(dir.join("broken.json").exists());
     // Other algorithms refuse the flag.
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
@@ -778,7 +778,7 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
     for algorithm in ["dp-cd", "dp-gcd", "dp-sgd"] {
         let plan_and_shape = |data: &PathBuf, model: &str| {
             let out = dir.join(model);
-            let (ok, stdout, err) = run(xtask().args([
+            let (ok, stdout, err) = run(dp_erm().args([
                 "fit",
                 "--data",
                 data.to_str().unwrap(),
@@ -821,7 +821,7 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
         assert_eq!(g_s, g_l, "{algorithm}: the guarantees differ");
     }
     // Without --n-features a LIBSVM fit is refused, saying why.
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "fit",
         "--data",
         large.to_str().unwrap(),
@@ -842,7 +842,7 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
     assert!(err.contains("LIBSVM input needs --n-features P"), "{err}");
     assert!(!dir.join("refused.json").exists());
     // An index above the declared count is refused naming the file, line and index.
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "fit",
         "--data",
         large.to_str().unwrap(),
@@ -870,7 +870,7 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
     );
     // CSV columns come from the header (a public schema): the flag is refused there.
     let csv = write_csv(&dir, 50, true);
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "fit",
         "--data",
         csv.to_str().unwrap(),
@@ -905,7 +905,7 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
 fn max_nonzeros_overflow_with_intercept_is_an_error() {
     let dir = scratch("support-overflow");
     let train = write_csv(&dir, 100, true);
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
