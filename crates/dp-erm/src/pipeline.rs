@@ -607,7 +607,7 @@ impl Pipeline {
         let mut ledger = Ledger::new();
         let pre = plan_preprocessing(epsilon, delta, p, feat_share, tgt_share)?;
         pre.charge(&mut ledger, p)?;
-        let (pre_eps, pre_delta) = pre.spent(&ledger)?;
+        let (pre_eps, pre_delta) = pre.spent(p)?;
         let (feature_ranges, feature_source) = match &fb {
             FeatureBounds::Uniform(b) => {
                 positive_bound("feature bound", *b)?;
@@ -974,7 +974,7 @@ impl Pipeline {
                 s.fit_with_rng(data, rng)?
             }
             Algorithm::DpCd => {
-                need_c()?;
+                let c = need_c()?;
                 let bounds = PublicBounds::uniform(q, 1.0);
                 let (params, rules) =
                     DpCdParams::defaults_for(loss, penalty, eps, delta, &bounds, n, q)?;
@@ -996,14 +996,21 @@ impl Pipeline {
                     "no-tuning rules of dp_optim::auto from epsilon, delta, the loss, the \
                      scaled bound 1, n and p (rule values: passes {}, step scale {}, clip {}; \
                      regression: clip divided by sqrt(p), see the source); \
-                     M_j estimated privately from the bounds with {} % of the fit's \
-                     Gaussian-DP budget",
+                     M_j = c from the scaled bound 1 (public; the rules' private estimate \
+                     with {} % of the budget is not used, see the source)",
                     rules.passes,
                     rules.step_scale,
                     rules.clip,
                     rules.smoothness_share * 100.0
                 );
+                // Public M_j = c from the scaled bound 1 instead of the rules' private
+                // estimate: a column that the ranges squeeze towards a constant has a
+                // tiny true M_j, and an estimate near it (or at its floor) gives a step
+                // the noise cannot justify (issue 25 item 3; on diabetes at eps 1 one of
+                // 20 runs had a coefficient of -232 on the scaled data). The public
+                // constant costs nothing and never overshoots.
                 let s = params
+                    .smoothness(Smoothness::Given(Tagged::public(vec![c; q])))
                     .passes(chosen.passes)
                     .step_scale(chosen.step_scale.unwrap_or(1.0))
                     .clip(chosen.clip.unwrap_or(1.0))
@@ -1148,8 +1155,9 @@ fn positive_bound(name: &'static str, b: f64) -> Result<()> {
 struct PrePlan {
     feature_epsilon: Option<f64>,
     target_epsilon: Option<f64>,
-    /// `None`: pure (basic composition, delta 0); `Some(d)`: zCDP at delta `d`.
-    zcdp_delta: Option<f64>,
+    /// The feature releases: `None` pure (basic composition, delta 0); `Some(d)`: zCDP
+    /// at delta `d`. The target's two releases are always pure.
+    feature_zcdp_delta: Option<f64>,
     how: String,
 }
 
@@ -1157,12 +1165,19 @@ impl PrePlan {
     /// Charges the planned releases: two per feature column (centre and half-width),
     /// two for the target.
     fn charge(&self, ledger: &mut Ledger, p: usize) -> Result<()> {
+        self.charge_features(ledger, p)?;
+        self.charge_target(ledger)
+    }
+    fn charge_features(&self, ledger: &mut Ledger, p: usize) -> Result<()> {
         if let Some(e) = self.feature_epsilon {
             ledger.charge(Charge::ExponentialMechanism {
                 epsilon: private_bound_epsilon(e)?,
                 count: 2 * p as u64,
             })?;
         }
+        Ok(())
+    }
+    fn charge_target(&self, ledger: &mut Ledger) -> Result<()> {
         if let Some(e) = self.target_epsilon {
             ledger.charge(Charge::ExponentialMechanism {
                 epsilon: private_bound_epsilon(e)?,
@@ -1171,29 +1186,47 @@ impl PrePlan {
         }
         Ok(())
     }
-    /// `(eps, delta)` of what `ledger` holds (the bounds' charges only).
-    fn spent(&self, ledger: &Ledger) -> Result<(f64, f64)> {
-        if ledger.entries().is_empty() {
-            return Ok((0.0, 0.0));
-        }
-        match self.zcdp_delta {
-            Some(d) => Ok((ledger.guarantee(Delta::new(d)?, Accountant::Zcdp)?, d)),
-            None => {
-                let mut e = 0.0;
-                for c in ledger.entries() {
-                    if let Charge::ExponentialMechanism { epsilon, count } = c {
-                        e += epsilon * *count as f64;
-                    }
+    /// `(eps, delta)` of the planned releases: the feature part by the ledger's zCDP
+    /// accountant (or basic composition when pure), plus the target part by basic
+    /// composition (Dwork & Roth 2014, Thm 3.16).
+    fn spent(&self, p: usize) -> Result<(f64, f64)> {
+        let pure = |l: &Ledger| {
+            let mut e = 0.0;
+            for c in l.entries() {
+                if let Charge::ExponentialMechanism { epsilon, count } = c {
+                    e += epsilon * *count as f64;
                 }
-                Ok((dp_accounting::num::round_up(e), 0.0))
             }
-        }
+            if e > 0.0 {
+                dp_accounting::num::round_up(e)
+            } else {
+                0.0
+            }
+        };
+        let mut f = Ledger::new();
+        self.charge_features(&mut f, p)?;
+        let (fe, fd) = match (self.feature_epsilon, self.feature_zcdp_delta) {
+            (None, _) => (0.0, 0.0),
+            (Some(_), Some(d)) => (f.guarantee(Delta::new(d)?, Accountant::Zcdp)?, d),
+            (Some(_), None) => (pure(&f), 0.0),
+        };
+        let mut t = Ledger::new();
+        self.charge_target(&mut t)?;
+        let te = pure(&t);
+        Ok((
+            if te > 0.0 {
+                dp_accounting::num::round_up(fe + te)
+            } else {
+                fe
+            },
+            fd,
+        ))
     }
 }
 
-/// Splits `share * epsilon` over the bound releases: `2p` at the feature share, 2 at
-/// the target share. Returns the better (larger per-release epsilon) of the pure split and
-/// the zCDP split at `delta_pre = share * delta`.
+/// Splits `share * epsilon` over the bound releases: `2p` feature releases on the
+/// feature share (the better of pure and zCDP at `delta_pre = share * delta`), 2 pure
+/// target releases on the target share.
 fn plan_preprocessing(
     epsilon: f64,
     delta: f64,
@@ -1206,7 +1239,7 @@ fn plan_preprocessing(
         return Ok(PrePlan {
             feature_epsilon: None,
             target_epsilon: None,
-            zcdp_delta: None,
+            feature_zcdp_delta: None,
             how: "no private bounds".into(),
         });
     }
@@ -1217,43 +1250,58 @@ fn plan_preprocessing(
             "the feature and target shares must add up to less than 1",
         ));
     }
-    let pre = share * epsilon * (1.0 - 1e-9);
-    // Pure: eps_pre * (share_part / share) spread over the part's releases.
-    let pure_f = feat.map(|s| pre * s / share / (2 * p) as f64);
-    let pure_t = tgt.map(|s| pre * s / share / 2.0);
-    // zCDP: rho from eps_pre at delta_pre (Bun & Steinke 2016, Prop 1.3 inverted:
-    // sqrt(rho) = sqrt(L + eps) - sqrt(L), L = ln(1/delta)), each release eps^2/8.
-    let d_pre = share * delta;
-    let l = -d_pre.ln();
-    let rho = ((l + pre).sqrt() - l.sqrt()).powi(2);
-    let z_f = feat.map(|s| (8.0 * rho * s / share / (2 * p) as f64).sqrt());
-    let z_t = tgt.map(|s| (8.0 * rho * s / share / 2.0).sqrt());
-    // Compare on the smallest per-release epsilon of each split.
-    let worst =
-        |a: Option<f64>, b: Option<f64>| a.unwrap_or(f64::INFINITY).min(b.unwrap_or(f64::INFINITY));
-    let plan = if worst(z_f, z_t) > worst(pure_f, pure_t) {
-        PrePlan {
-            feature_epsilon: z_f,
-            target_epsilon: z_t,
-            zcdp_delta: Some(d_pre),
-            how: format!(
-                "exponential mechanisms composed in zCDP (eps^2/8 each, Cesar & Rogers 2021) at \
-                 delta {d_pre:e}"
-            ),
-        }
-    } else {
-        PrePlan {
-            feature_epsilon: pure_f,
-            target_epsilon: pure_t,
-            zcdp_delta: None,
-            how: "pure exponential mechanisms, basic composition".into(),
+    let shave = 1.0 - 1e-9;
+    let target_epsilon = tgt.map(|s| s * epsilon * shave / 2.0);
+    let (feature_epsilon, feature_zcdp_delta, how_f) = match feat {
+        None => (None, None, String::new()),
+        Some(s) => {
+            let pre = s * epsilon * shave;
+            let pure = pre / (2 * p) as f64;
+            // zCDP: rho from eps_pre at delta_pre (Bun & Steinke 2016, Prop 1.3
+            // inverted: sqrt(rho) = sqrt(L + eps) - sqrt(L), L = ln(1/delta)), each
+            // release eps^2/8 (Cesar & Rogers 2021).
+            let d_pre = s * delta;
+            let l = -d_pre.ln();
+            let rho = ((l + pre).sqrt() - l.sqrt()).powi(2);
+            let z = (8.0 * rho / (2 * p) as f64).sqrt();
+            if z > pure {
+                (
+                    Some(z),
+                    Some(d_pre),
+                    format!(
+                        "feature ranges: {} exponential mechanisms in zCDP at delta {d_pre:e}",
+                        2 * p
+                    ),
+                )
+            } else {
+                (
+                    Some(pure),
+                    None,
+                    format!("feature ranges: {} pure exponential mechanisms", 2 * p),
+                )
+            }
         }
     };
+    let mut how = vec![];
+    if !how_f.is_empty() {
+        how.push(how_f);
+    }
+    if tgt.is_some() {
+        how.push("target range: 2 pure exponential mechanisms".into());
+    }
+    let plan = PrePlan {
+        feature_epsilon,
+        target_epsilon,
+        feature_zcdp_delta,
+        how: if how.is_empty() {
+            "no private bounds".into()
+        } else {
+            how.join("; ")
+        },
+    };
     // Check with the ledger's own accounting that the plan fits share * epsilon.
-    let mut dry = Ledger::new();
-    plan.charge(&mut dry, p)?;
-    let (e, _) = plan.spent(&dry)?;
-    if e > share * epsilon {
+    let (e, d) = plan.spent(p)?;
+    if e > share * epsilon || d > share * delta {
         return Err(invalid(
             "bound shares",
             format!("{e} spent of {}", share * epsilon),
