@@ -4,10 +4,7 @@
 //! Each subcommand lives in its own module; this file only dispatches.
 
 mod federated;
-mod fit;
-mod input;
 mod optimum;
-mod privacy;
 mod reproduce;
 
 use anyhow::Result;
@@ -25,14 +22,17 @@ struct Cli {
 enum Command {
     /// Reproduce the papers' experiments (every experiment at the quick profile by default).
     Reproduce(reproduce::Args),
-    /// Privacy calculator: epsilon of a plan, the noise for a target, RDP at an order.
-    Privacy(privacy::Args),
+    /// Privacy calculator: epsilon of a plan, the noise for a target, RDP at an order
+    /// (alias of `dp-erm privacy`).
+    Privacy(dp_erm_cli::privacy::Args),
     /// Certified non-private optimum F* of a problem on a data file.
     Optimum(optimum::Args),
-    /// Train a private linear model on a CSV / LIBSVM file and save the releasable model.
-    Fit(fit::FitArgs),
-    /// Predict with a saved model (and score it when the file has labels).
-    Predict(fit::PredictArgs),
+    /// Train a private linear model on a CSV / LIBSVM file and save the releasable model
+    /// (alias of `dp-erm fit`).
+    Fit(dp_erm_cli::fit::FitArgs),
+    /// Predict with a saved model, and score it when the file has labels (alias of
+    /// `dp-erm predict`).
+    Predict(dp_erm_cli::fit::PredictArgs),
     /// Run the distributed private Frank-Wolfe with K party processes and a server
     /// process on loopback (gRPC, mutual TLS); check it against the in-process run.
     FederatedDemo(federated::Args),
@@ -66,10 +66,10 @@ fn main() {
     };
     let result: Result<()> = match cli.command {
         Command::Reproduce(args) => reproduce::run(args),
-        Command::Privacy(args) => privacy::run(args),
+        Command::Privacy(args) => dp_erm_cli::privacy::run(args),
         Command::Optimum(args) => optimum::run(args),
-        Command::Fit(args) => fit::run_fit(args),
-        Command::Predict(args) => fit::run_predict(args),
+        Command::Fit(args) => dp_erm_cli::fit::run_fit(args),
+        Command::Predict(args) => dp_erm_cli::fit::run_predict(args),
         Command::FederatedDemo(args) => federated::run(args),
         Command::FederatedParty(args) => dp_federated::cli::run_party(args).map_err(Into::into),
         Command::FederatedServer(args) => dp_federated::cli::run_server(args)

@@ -5,10 +5,10 @@
 //! (the certificate's kind is printed just before them). With `--json` the output is
 //! one JSON object instead.
 
-use crate::input::{DataArgs, Format};
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
-use dp_models::io::{load_csv, load_libsvm, CsvOptions, LabelMap, Target};
+use dp_erm_cli::input::{DataArgs, Format};
+use dp_models::io::{load_csv, load_libsvm, CsvOptions, FeatureCount, LabelMap, Target};
 use dp_models::reference::{solve, ReferenceOptions};
 use dp_models::{
     preprocess, Dataset, Design, ElasticNet, Huber, Logistic, Loss, NoPenalty, Objective, Penalty,
@@ -145,7 +145,13 @@ pub fn run_to_string(args: &Args) -> Result<String> {
             if args.standardize {
                 bail!("--standardize needs dense data (a CSV file); LIBSVM data are sparse");
             }
-            let data = load_libsvm(&args.input.data, None)?;
+            // The optimum is a non-private reference: without --n-features the width is
+            // the largest index present, by name.
+            let width = args
+                .input
+                .n_features
+                .map_or(FeatureCount::FromDataNotPrivate, FeatureCount::Public);
+            let data = load_libsvm(&args.input.data, width)?;
             dispatch(args, &data, "sparse", &opts)
         }
     }

@@ -133,10 +133,14 @@ impl Charge {
             Charge::PureDp { epsilon, .. } | Charge::ExponentialMechanism { epsilon, .. } => {
                 Some(*epsilon)
             }
-            // Liu & Talwar: a pure eps-DP base gives a 3 eps-DP selection.
+            // Liu & Talwar (2019, Thm 3.1): a pure eps-DP base with uncapped geometric
+            // stopping gives a 3 eps-DP selection. With a cap T the selection is not
+            // pure DP (when the cap binds it is close to best-of-T, whose epsilon grows
+            // with T): it is reported through the cap's (eps, delta) branch by
+            // `selection_epsilon`, never as pure here.
             Charge::Selection {
                 base,
-                stopping: crate::selection::Stopping::LiuTalwar { .. },
+                stopping: crate::selection::Stopping::LiuTalwar { cap: None, .. },
                 ..
             } => crate::selection::base_pure_epsilon(base).map(|e| 3.0 * e),
             _ => None,

@@ -15,6 +15,8 @@ pub mod rdp;
 pub mod sampled_wor;
 pub mod selection;
 pub mod subsampled;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod zcdp;
 
 pub use error::{AccountingError, Result};

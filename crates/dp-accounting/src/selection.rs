@@ -22,10 +22,17 @@
 //!   `epshat = ln(1 + 1/(lambda - 1))` and the `deltahat` of `Q` at it.
 //! * [`Stopping::LiuTalwar`]: after each run, stop with probability `gamma` (geometric
 //!   `K`), optionally capped at `T` runs. Liu & Talwar (STOC 2019, "Private selection
-//!   from private candidates", Sec. 3): if `Q` is `eps`-DP the selection is `3 eps`-DP
-//!   (no cap needed); if `Q` is `(eps1, delta1)`-DP and the number of runs is capped at
-//!   `T`, it is `(3 eps1 + 3 sqrt(2 delta1), sqrt(2 delta1) T + delta2)`-DP with
-//!   `delta2 = (1 - gamma)^T` the probability of reaching the cap.
+//!   from private candidates", Sec. 3): if `Q` is `eps`-DP and the number of runs is
+//!   not capped, the selection is `3 eps`-DP (Thm 3.1); if `Q` is `(eps1, delta1)`-DP
+//!   and the number of runs is capped at `T`, it is `(3 eps1 + 3 sqrt(2 delta1),
+//!   sqrt(2 delta1) T + delta2)`-DP with `delta2 = (1 - gamma)^T` the probability of
+//!   reaching the cap (Thm 3.4). **A capped selection is analysed by the second
+//!   theorem whatever the base**: a pure `eps`-DP base is also `(eps, delta1)`-DP for
+//!   every `delta1 >= 0`, and Thm 3.1 does not apply to a capped `K` (when the cap
+//!   binds, `gamma << 1/T`, the selection is close to the best of `T` runs, whose
+//!   epsilon grows with `T`: for a randomised-response base at `eps = 0.5`,
+//!   `gamma = 1e-6`, `T = 20` it is 4.84 at `delta = 1e-6`, not 1.5; the test
+//!   `liu_talwar_capped_pure_base_matches_exact_randomised_response` computes it).
 //!
 //! # Neighbouring relation and preconditions
 //! Whatever relation `Q`'s guarantee is stated for (replace-one in this workspace). The
@@ -302,11 +309,15 @@ pub fn selection_rdp(base: &[Charge], stopping: &Stopping, lambda: f64) -> f64 {
             let delta_hat = base_log_delta(base, eps_hat).exp();
             base_rdp(base, lambda) + mean * delta_hat + mean.ln() / (lambda - 1.0)
         }
-        Stopping::LiuTalwar { .. } => match base_pure_epsilon(base) {
+        // Uncapped with a pure base: 3 eps-DP (Liu & Talwar Thm 3.1), hence that RDP.
+        // Capped (any base) or approximately-DP base: no RDP bound (only the (eps,
+        // delta) of Thm 3.4, reported by `selection_epsilon`).
+        Stopping::LiuTalwar { cap: None, .. } => match base_pure_epsilon(base) {
             Some(e) if e > 0.0 => crate::mechanisms::pure_dp_rdp_unchecked(lambda, 3.0 * e),
             Some(_) => 0.0,
             None => f64::INFINITY,
         },
+        Stopping::LiuTalwar { cap: Some(_), .. } => f64::INFINITY,
     }
 }
 
@@ -325,9 +336,11 @@ fn negative_binomial_constant(base: &[Charge], eta: f64, gamma: f64) -> f64 {
 ///
 /// Papernot & Steinke rules: the RDP curve [`selection_rdp`] converted at `delta`
 /// (improved conversion, fine order grid with refinement). Liu & Talwar: `3 eps` for a
-/// pure-DP base; otherwise (cap `T` required) `3 eps1 + 3 sqrt(2 delta1)` with `delta1`
-/// chosen so that `sqrt(2 delta1) T + (1 - gamma)^T = delta`, `eps1` the base's epsilon at
-/// `delta1` (RDP conversion).
+/// pure-DP base without a cap (Thm 3.1); with a cap `T` (required for an
+/// approximately-DP base), whatever the base, `3 eps1 + 3 sqrt(2 delta1)` with `delta1`
+/// chosen so that `sqrt(2 delta1) T + (1 - gamma)^T = delta` and `eps1` the base's
+/// epsilon at `delta1` (RDP conversion; for a pure `eps`-DP base at most `eps`), Thm
+/// 3.4. A cap with `(1 - gamma)^T >= delta` is refused.
 pub fn selection_epsilon(base: &[Charge], stopping: &Stopping, delta: Delta) -> Result<f64> {
     stopping.check()?;
     for c in base {
@@ -341,7 +354,8 @@ pub fn selection_epsilon(base: &[Charge], stopping: &Stopping, delta: Delta) -> 
         });
     }
     if let Stopping::LiuTalwar { gamma, cap } = *stopping {
-        if let Some(e) = base_pure_epsilon(base) {
+        let pure = base_pure_epsilon(base);
+        if let (Some(e), None) = (pure, cap) {
             return Ok(crate::num::round_up(3.0 * e));
         }
         let t = cap.ok_or_else(|| {
@@ -367,6 +381,8 @@ pub fn selection_epsilon(base: &[Charge], stopping: &Stopping, delta: Delta) -> 
             &OrderGrid::fine(),
         )?
         .epsilon;
+        // A pure eps-DP base is (eps, delta1)-DP too: the smaller of the two.
+        let eps1 = pure.map_or(eps1, |e| eps1.min(e));
         return Ok(crate::num::round_up(3.0 * eps1 + 3.0 * s));
     }
     // The Theorem 2 constant does not depend on lambda: computed once.
@@ -607,6 +623,153 @@ mod tests {
             // And the selection does leak more than one run (the bound is needed).
             assert!(loss > eps0, "{loss} {eps0}");
         }
+    }
+
+    /// `delta(eps) = max over both directions of sum_y max(0, P(y) - e^eps Q(y))`: the
+    /// exact privacy profile of a pair of discrete output distributions.
+    fn exact_delta(p: &[f64], q: &[f64], eps: f64) -> f64 {
+        let one = |a: &[f64], b: &[f64]| -> f64 {
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| (x - eps.exp() * y).max(0.0))
+                .sum()
+        };
+        one(p, q).max(one(q, p))
+    }
+
+    /// The smallest epsilon with `exact_delta <= delta` (bisection to 1e-9).
+    fn exact_epsilon(p: &[f64], q: &[f64], delta: f64) -> f64 {
+        let (mut lo, mut hi) = (0.0, 200.0);
+        if exact_delta(p, q, lo) <= delta {
+            return 0.0;
+        }
+        while hi - lo > 1e-9 {
+            let mid = 0.5 * (lo + hi);
+            if exact_delta(p, q, mid) <= delta {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi
+    }
+
+    /// Probability generating function of Liu & Talwar's capped `K = min(Geom(gamma), T)`:
+    /// `P[K = k] = gamma (1 - gamma)^(k-1)` for `k < T`, `P[K = T] = (1 - gamma)^(T-1)`.
+    fn capped_geometric_pgf(gamma: f64, t: u64) -> impl Fn(f64) -> f64 {
+        move |x: f64| {
+            let mut g = 0.0;
+            let mut w = gamma; // gamma (1 - gamma)^(k-1)
+            let mut xk = x;
+            for _ in 1..t {
+                g += w * xk;
+                w *= 1.0 - gamma;
+                xk *= x;
+            }
+            g + (1.0 - gamma).powf((t - 1) as f64) * xk
+        }
+    }
+
+    /// Liu & Talwar with a pure-DP base and a cap (issue 24): the reported epsilon at
+    /// `delta` is checked against the exact epsilon of the selection of a binary
+    /// randomised response (one record holding 1 or 0, output = its score), computed
+    /// from the output distributions. Before the fix every (eps0, gamma, T) was
+    /// reported as `3 eps0` pure, e.g. 1.5 at eps0 = 0.5, gamma = 1e-6, T = 20, whose
+    /// exact epsilon at delta = 1e-6 is 4.84 (9.99 at gamma = 1e-15): the cap binds and
+    /// the selection is nearly the best of T = 20 runs.
+    #[test]
+    fn liu_talwar_capped_pure_base_matches_exact_randomised_response() {
+        let check = |eps0: f64, gamma: f64, t: u64, delta: f64| -> (Option<f64>, f64) {
+            let g = capped_geometric_pgf(gamma, t);
+            let pa = selection_pmf(&rr(eps0, 2, 1), &g);
+            let qa = selection_pmf(&rr(eps0, 2, 0), &g);
+            assert!((pa.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            let exact = exact_epsilon(&pa, &qa, delta);
+            let base = vec![Charge::PureDp {
+                epsilon: eps0,
+                count: 1,
+                label: "rr".into(),
+            }];
+            let stopping = Stopping::LiuTalwar {
+                gamma,
+                cap: Some(t),
+            };
+            let d = Delta::new(delta).unwrap();
+            let reported = match selection_epsilon(&base, &stopping, d) {
+                Ok(e) => {
+                    // The ledger reports the same (one selection: its own analysis),
+                    // and never as pure DP beside other charges.
+                    let mut ledger = crate::ledger::Ledger::new();
+                    ledger
+                        .charge(Charge::Selection {
+                            base: base.clone(),
+                            stopping,
+                            count: 1,
+                        })
+                        .unwrap();
+                    for acc in [
+                        crate::calibrate::Accountant::Rdp(RdpConversion::Improved),
+                        crate::calibrate::Accountant::Zcdp,
+                        crate::calibrate::Accountant::Gdp,
+                    ] {
+                        assert_eq!(ledger.guarantee(d, acc).unwrap(), e, "{acc:?}");
+                    }
+                    Some(e)
+                }
+                Err(AccountingError::Unreachable(_)) => {
+                    // Refused only when the cap's branch cannot reach delta.
+                    assert!(
+                        (1.0 - gamma).powf(t as f64) >= delta,
+                        "eps0 {eps0} gamma {gamma} T {t} delta {delta}: refused"
+                    );
+                    None
+                }
+                Err(e) => panic!("{e}"),
+            };
+            if let Some(r) = reported {
+                assert!(
+                    exact <= r,
+                    "eps0 {eps0} gamma {gamma} T {t} delta {delta}: reported {r} < exact {exact}"
+                );
+            }
+            (reported, exact)
+        };
+        // The review's numbers, recomputed here.
+        let (r, exact) = check(0.5, 1e-6, 20, 1e-6);
+        assert!((exact - 4.84).abs() < 0.005, "{exact}");
+        assert_eq!(r, None, "the cap binds: (1 - gamma)^T ~ 1 > delta");
+        // 9.987: the review's "10.0" to one decimal.
+        let (_, exact) = check(0.5, 1e-15, 20, 1e-6);
+        assert!((exact - 9.987).abs() < 0.001, "{exact}");
+        // A grid: binding and non-binding caps, small and large eps0 and delta.
+        let mut answered = 0;
+        for eps0 in [0.1, 0.5, 1.0, 2.0] {
+            for gamma in [1e-15, 1e-6, 0.01, 0.1, 0.5, 1.0] {
+                for t in [1, 5, 20, 100, 1000] {
+                    for delta in [1e-6, 1e-3] {
+                        if let (Some(r), exact) = check(eps0, gamma, t, delta) {
+                            answered += 1;
+                            // Not vacuous: within 3 eps0 + 3 delta (Thm 3.4 at delta1).
+                            assert!(r <= 3.0 * eps0 + 3.0 * delta + 1e-9, "{r}");
+                            assert!(exact <= r);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(answered >= 40, "{answered}");
+        // Uncapped: Thm 3.1's 3 eps0, pure, still.
+        let base = vec![Charge::PureDp {
+            epsilon: 0.5,
+            count: 1,
+            label: "rr".into(),
+        }];
+        let uncapped = Stopping::LiuTalwar {
+            gamma: 0.1,
+            cap: None,
+        };
+        let e = selection_epsilon(&base, &uncapped, Delta::new(1e-6).unwrap()).unwrap();
+        assert!((1.5..1.5 + 1e-9).contains(&e), "{e}");
     }
 
     #[test]

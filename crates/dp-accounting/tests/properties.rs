@@ -2,58 +2,17 @@
 //! in 1/sigma; conversions are monotone; the subsampled Gaussian at q = 1 is the
 //! Gaussian; RDP is non-decreasing in the order; per-step epsilons never overshoot.
 
-use dp_accounting::calibrate::{
-    calibrate_sigma, epsilon, Accountant, Plan, PlanMechanism, RdpConversion,
-};
+use dp_accounting::calibrate::{calibrate_sigma, epsilon, Accountant, Plan, RdpConversion};
 use dp_accounting::composition::{composed_epsilon, per_step_epsilon, CompositionMethod};
 use dp_accounting::gdp::gdp_epsilon;
 use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::rdp::rdp_to_epsilon;
 use dp_accounting::subsampled::subsampled_gaussian_rdp;
+use dp_accounting::testing::accountant::check_gaussian_accountant;
+use dp_accounting::testing::strategies::{gaussian_plan, log_uniform, subsampled_plan};
 use dp_accounting::zcdp::{epsilon_from_rho, ZcdpConversion};
-use dp_accounting::{Delta, Epsilon, NoiseMultiplier, SamplingRate};
+use dp_accounting::{Delta, Epsilon, NoiseMultiplier};
 use proptest::prelude::*;
-
-fn log_uniform(lo: f64, hi: f64) -> impl Strategy<Value = f64> {
-    (lo.ln()..hi.ln()).prop_map(f64::exp)
-}
-
-fn gaussian_accountant() -> impl Strategy<Value = Accountant> {
-    prop_oneof![
-        Just(Accountant::Rdp(RdpConversion::Improved)),
-        Just(Accountant::Rdp(RdpConversion::Mironov)),
-        Just(Accountant::Zcdp),
-        Just(Accountant::Gdp),
-        Just(Accountant::MomentsAccountant),
-    ]
-}
-
-fn gaussian_plan() -> impl Strategy<Value = Plan> {
-    (log_uniform(1.0, 1e6), gaussian_accountant()).prop_map(|(steps, accountant)| Plan {
-        mechanism: PlanMechanism::Gaussian,
-        steps: steps as u64,
-        accountant,
-    })
-}
-
-fn subsampled_plan() -> impl Strategy<Value = Plan> {
-    (
-        log_uniform(1e-4, 1.0),
-        log_uniform(1.0, 1e5),
-        prop_oneof![
-            Just(Accountant::Rdp(RdpConversion::Improved)),
-            Just(Accountant::Rdp(RdpConversion::Mironov)),
-            Just(Accountant::MomentsAccountant),
-        ],
-    )
-        .prop_map(|(q, steps, accountant)| Plan {
-            mechanism: PlanMechanism::SubsampledGaussian {
-                sampling_rate: SamplingRate::new(q).unwrap(),
-            },
-            steps: steps as u64,
-            accountant,
-        })
-}
 
 fn check_calibration(plan: Plan, target: f64, delta: f64) -> Result<(), TestCaseError> {
     let t = Epsilon::new(target).unwrap();
@@ -95,13 +54,13 @@ proptest! {
         sigma in log_uniform(0.3, 100.0),
         delta in log_uniform(1e-12, 0.1),
     ) {
-        let d = Delta::new(delta).unwrap();
-        let s = NoiseMultiplier::new(sigma).unwrap();
-        let e = epsilon(&plan, s, d).unwrap();
-        let more = Plan { steps: plan.steps + 1 + plan.steps / 3, ..plan };
-        prop_assert!(epsilon(&more, s, d).unwrap() >= e * (1.0 - 1e-12));
-        let noisier = NoiseMultiplier::new(sigma * 1.01).unwrap();
-        prop_assert!(epsilon(&plan, noisier, d).unwrap() <= e * (1.0 + 1e-12));
+        // The public accountant checks: monotone in noise, steps and delta, never below
+        // one step, never below the exact Gaussian composition.
+        let acc = |s: f64, k: u64, d: f64| {
+            epsilon(&Plan { steps: k, ..plan }, NoiseMultiplier::new(s)?, Delta::new(d)?)
+        };
+        let verdict = check_gaussian_accountant(acc, sigma, plan.steps, delta, 1e-12).unwrap();
+        prop_assert!(verdict.is_ok(), "{plan:?}: {verdict:?}");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Statistical tests of every sampler of the crate, at a false-alarm rate of 1e-6 per test.
+//! Statistical tests of every sampler of the crate, at a false-alarm rate of 1e-6 per test,
+//! through the public testers of `dp_accounting::testing::samplers`.
 //!
 //! * Continuous samplers (f64 `Gaussian`, `Laplace`): one-sample Kolmogorov-Smirnov against
 //!   the statrs CDF. Critical value from the Dvoretzky-Kiefer-Wolfowitz inequality with
@@ -15,9 +16,10 @@
 
 use dp_accounting::discrete::{bernoulli_exp_neg, DiscreteGaussian, DiscreteLaplace};
 use dp_accounting::mechanisms::{Gaussian, Laplace, ReportNoisyMax, RnmNoise};
+use dp_accounting::testing::samplers;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use statrs::distribution::{ChiSquared, ContinuousCDF, Normal};
+use statrs::distribution::{ContinuousCDF, Normal};
 
 const ALPHA: f64 = 1e-6;
 
@@ -34,77 +36,33 @@ fn size(fast: usize) -> usize {
 }
 
 fn ks_critical(n: usize) -> f64 {
-    ((2.0 / ALPHA).ln() / (2.0 * n as f64)).sqrt()
+    samplers::ks_critical(n as u64, ALPHA).unwrap()
 }
 
 /// sup_x |F_n(x) - F(x)| for the sample (sorted in place).
 fn ks_statistic(xs: &mut [f64], cdf: impl Fn(f64) -> f64) -> f64 {
-    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let n = xs.len() as f64;
-    let mut d: f64 = 0.0;
-    for (i, &x) in xs.iter().enumerate() {
-        let f = cdf(x);
-        d = d
-            .max(((i + 1) as f64 / n - f).abs())
-            .max((f - i as f64 / n).abs());
-    }
-    d
+    samplers::ks_statistic(xs, cdf).unwrap()
 }
 
 /// The `1 - ALPHA` quantile of chi-square with `df` degrees of freedom.
 fn chi2_critical(df: usize) -> f64 {
-    let dist = ChiSquared::new(df as f64).unwrap();
-    let (mut lo, mut hi) = (0.0, 10.0 * df as f64 + 200.0);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if 1.0 - dist.cdf(mid) > ALPHA {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    hi
+    samplers::chi_square_critical(df, ALPHA).unwrap()
 }
 
-/// Pearson statistic and degrees of freedom, merging adjacent cells (in the given order) until
-/// each expected count is at least 20. `probs` must sum to 1 over all cells.
-fn chi2_statistic(counts: &[u64], probs: &[f64], n: usize) -> (f64, usize) {
-    let mut cells: Vec<(f64, f64)> = Vec::new();
-    let (mut o, mut e) = (0.0, 0.0);
-    for (&c, &p) in counts.iter().zip(probs) {
-        o += c as f64;
-        e += p * n as f64;
-        if e >= 20.0 {
-            cells.push((o, e));
-            o = 0.0;
-            e = 0.0;
-        }
-    }
-    if let Some(last) = cells.last_mut() {
-        last.0 += o;
-        last.1 += e;
-    }
-    let stat = cells.iter().map(|(o, e)| (o - e) * (o - e) / e).sum();
-    (stat, cells.len() - 1)
-}
-
+/// The public chi-square test (cells merged to at least 20 expected) must pass.
 fn assert_chi2(counts: &[u64], probs: &[f64], n: usize, what: &str) {
-    let total: f64 = probs.iter().sum();
-    assert!(
-        (total - 1.0).abs() < 1e-9,
-        "{what}: probabilities sum to {total}"
-    );
-    let (stat, df) = chi2_statistic(counts, probs, n);
-    let crit = chi2_critical(df);
-    assert!(stat < crit, "{what}: chi2 = {stat} >= {crit} (df {df})");
+    let t = samplers::chi_square_test(counts, probs, ALPHA).unwrap();
+    assert_eq!(t.draws, n as u64);
+    assert!(t.passed, "{what}: {t:?}");
 }
 
+/// ... and must reject a wrong reference (power).
 fn assert_chi2_rejects(counts: &[u64], probs: &[f64], n: usize, what: &str) {
-    let (stat, df) = chi2_statistic(counts, probs, n);
-    assert!(
-        stat > chi2_critical(df),
-        "{what}: wrong reference not rejected ({stat})"
-    );
+    let total: f64 = probs.iter().sum();
+    let probs: Vec<f64> = probs.iter().map(|p| p / total).collect();
+    let t = samplers::chi_square_test(counts, &probs, ALPHA).unwrap();
+    assert_eq!(t.draws, n as u64);
+    assert!(!t.passed, "{what}: wrong reference not rejected ({t:?})");
 }
 
 #[test]

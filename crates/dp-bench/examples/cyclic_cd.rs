@@ -1,4 +1,4 @@
-//! Diagnostic for `docs/reproduction.md`: relative error of **non-private cyclic** proximal CD
+//! Diagnostic for `docs/reproduction-log.md`: relative error of **non-private cyclic** proximal CD
 //! (`dp_models::reference::cd_pass`, step `1/M_j`, from `w = 0`) after 2..50 passes on the
 //! DP-CD experiment's real-data problems. Compare with the paper's *private* DP-CD (Table 2)
 //! and with our randomized CD baseline in the generated report.

@@ -1,6 +1,6 @@
 //! The DP-CD problem-definition sweep (`dp_bench::experiments::dp_cd::sweep`): which lambda,
 //! label convention and coordinate order reproduce the DP-CD paper's Table 2 on California
-//! and Electricity. Prints the markdown table of `docs/reproduction.md`.
+//! and Electricity. Prints the markdown table of `docs/reproduction-log.md`.
 //!
 //! ```sh
 //! cargo run --release -p dp-bench --example definition_sweep -- [--seed N] [--rows FILE] [--skip N] [--smoke]

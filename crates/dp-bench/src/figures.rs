@@ -78,8 +78,20 @@ pub struct ErrorFigure {
     pub series: Vec<Series>,
 }
 
-/// Width in pixels of the legend column of [`ErrorFigure::to_svg_legend_right`].
-const LEGEND_WIDTH: u32 = 250;
+/// The most legend entries (series and reference lines) one figure may draw: past six a
+/// reader can no longer match a line to its label. A figure with more rows is split by
+/// [`save_headline`] into a headline figure and companions, each within the limit.
+pub const MAX_SERIES: usize = 6;
+
+/// Narrowest legend column of [`ErrorFigure::to_svg_legend_right`], in pixels.
+const LEGEND_MIN_WIDTH: u32 = 250;
+/// Widest legend column; longer labels wrap onto a second line.
+const LEGEND_MAX_WIDTH: u32 = 430;
+/// Approximate advance of one character of the 13 px legend font (DejaVu Sans averages
+/// about 7 px; wider than the true mean, so a label never runs past the canvas).
+const LEGEND_CHAR_PX: u32 = 7;
+/// Pixels left of a legend label (the marker sample).
+const LEGEND_TEXT_X: u32 = 34;
 
 /// A qualitative palette that stays distinguishable in print and for the common forms of
 /// colour blindness: Okabe & Ito's (2008) colours, yellow replaced by a darker ochre that
@@ -96,16 +108,200 @@ pub const PALETTE: [(u8, u8, u8); 8] = [
     (110, 110, 110), // grey
 ];
 
-const COLORS: [RGBColor; 8] = [
-    RGBColor(PALETTE[0].0, PALETTE[0].1, PALETTE[0].2),
-    RGBColor(PALETTE[1].0, PALETTE[1].1, PALETTE[1].2),
-    RGBColor(PALETTE[2].0, PALETTE[2].1, PALETTE[2].2),
-    RGBColor(PALETTE[3].0, PALETTE[3].1, PALETTE[3].2),
-    RGBColor(PALETTE[4].0, PALETTE[4].1, PALETTE[4].2),
-    RGBColor(PALETTE[5].0, PALETTE[5].1, PALETTE[5].2),
-    RGBColor(PALETTE[6].0, PALETTE[6].1, PALETTE[6].2),
-    RGBColor(PALETTE[7].0, PALETTE[7].1, PALETTE[7].2),
+/// Dark colours outside [`PALETTE`] for a paper's published values (markers and reference
+/// lines), so that the paper's number never shares a colour with one of our series.
+pub const PAPER_COLORS: [(u8, u8, u8); 3] = [
+    (0, 0, 0),     // black
+    (120, 60, 0),  // brown
+    (90, 20, 110), // dark purple
 ];
+
+/// A point marker. Every entry of a figure gets its own (see [`ErrorFigure::markers`]):
+/// our series filled shapes on a line, the paper's values (series labelled `paper ...` and
+/// reference lines) open shapes or strokes, so that the two never look alike even in grey.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    /// Filled circle.
+    Circle,
+    /// Filled square.
+    Square,
+    /// Filled triangle, point up.
+    Triangle,
+    /// Filled diamond.
+    Diamond,
+    /// Filled triangle, point down.
+    TriangleDown,
+    /// Filled pentagon.
+    Pentagon,
+    /// Diagonal cross.
+    Cross,
+    /// Upright cross.
+    Plus,
+    /// Both crosses.
+    Star,
+    /// Open circle.
+    OpenCircle,
+    /// Open square.
+    OpenSquare,
+    /// Open diamond.
+    OpenDiamond,
+}
+
+/// Markers of our series, in series order.
+const FILLED_MARKERS: [Marker; MAX_SERIES] = [
+    Marker::Circle,
+    Marker::Square,
+    Marker::Triangle,
+    Marker::Diamond,
+    Marker::TriangleDown,
+    Marker::Pentagon,
+];
+/// Markers of the paper's values, in order.
+const OPEN_MARKERS: [Marker; MAX_SERIES] = [
+    Marker::Cross,
+    Marker::Plus,
+    Marker::Star,
+    Marker::OpenCircle,
+    Marker::OpenSquare,
+    Marker::OpenDiamond,
+];
+
+/// `m` at `at` (any coordinate), drawn in pixels around it (legend samples).
+fn marker_element<'a, DB, C>(m: Marker, at: C, color: RGBColor) -> DynElement<'a, DB, C>
+where
+    DB: DrawingBackend + 'a,
+    C: Clone + 'a,
+{
+    let (fill, line) = (color.filled(), color.stroke_width(2));
+    match shape(m) {
+        Shape::Poly(o) => (EmptyElement::at(at) + Polygon::new(o, fill)).into_dyn(),
+        Shape::Round(r, filled) => {
+            let style = if filled { fill } else { line };
+            (EmptyElement::at(at) + Circle::new((0, 0), r, style)).into_dyn()
+        }
+        Shape::Lines(ls) => {
+            // One path: an outline as it is; the strokes of a cross all pass through the
+            // centre, so joining them there draws exactly the cross.
+            let path: Vec<(i32, i32)> = if ls.len() == 1 {
+                ls.into_iter().flatten().collect()
+            } else {
+                ls.into_iter()
+                    .flat_map(|l| std::iter::once((0, 0)).chain(l).chain([(0, 0)]))
+                    .collect()
+            };
+            (EmptyElement::at(at) + PathElement::new(path, line)).into_dyn()
+        }
+    }
+}
+
+/// A marker's outline in pixels around its point.
+enum Shape {
+    /// A filled polygon.
+    Poly(Vec<(i32, i32)>),
+    /// Stroked polylines.
+    Lines(Vec<Vec<(i32, i32)>>),
+    /// A circle of this radius, filled or stroked.
+    Round(i32, bool),
+}
+
+fn shape(m: Marker) -> Shape {
+    let regular = |k: usize, r: f64, turn: f64| -> Vec<(i32, i32)> {
+        (0..k)
+            .map(|i| {
+                let a = turn + std::f64::consts::TAU * i as f64 / k as f64;
+                ((r * a.cos()).round() as i32, (r * a.sin()).round() as i32)
+            })
+            .collect()
+    };
+    let up = -std::f64::consts::FRAC_PI_2;
+    let closed = |mut v: Vec<(i32, i32)>| {
+        v.push(v[0]);
+        v
+    };
+    match m {
+        Marker::Circle => Shape::Round(4, true),
+        Marker::Square => Shape::Poly(vec![(-4, -4), (4, -4), (4, 4), (-4, 4)]),
+        Marker::Triangle => Shape::Poly(regular(3, 5.5, up)),
+        Marker::Diamond => Shape::Poly(vec![(0, -5), (5, 0), (0, 5), (-5, 0)]),
+        Marker::TriangleDown => Shape::Poly(regular(3, 5.5, -up)),
+        Marker::Pentagon => Shape::Poly(regular(5, 5.0, up)),
+        Marker::Cross => Shape::Lines(vec![vec![(-5, -5), (5, 5)], vec![(-5, 5), (5, -5)]]),
+        Marker::Plus => Shape::Lines(vec![vec![(-6, 0), (6, 0)], vec![(0, -6), (0, 6)]]),
+        Marker::Star => Shape::Lines(vec![
+            vec![(-5, -5), (5, 5)],
+            vec![(-5, 5), (5, -5)],
+            vec![(-6, 0), (6, 0)],
+            vec![(0, -6), (0, 6)],
+        ]),
+        Marker::OpenCircle => Shape::Round(5, false),
+        Marker::OpenSquare => Shape::Lines(vec![closed(vec![(-5, -5), (5, -5), (5, 5), (-5, 5)])]),
+        Marker::OpenDiamond => Shape::Lines(vec![closed(vec![(0, -6), (6, 0), (0, 6), (-6, 0)])]),
+    }
+}
+
+/// Draws `m` at every point of `at` on a chart.
+fn chart_markers<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    m: Marker,
+    at: &[(f64, f64)],
+    color: RGBColor,
+) -> Result<()>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let (fill, line) = (color.filled(), color.stroke_width(2));
+    match shape(m) {
+        Shape::Poly(o) => {
+            chart
+                .draw_series(
+                    at.iter()
+                        .map(|&c| EmptyElement::at(c) + Polygon::new(o.clone(), fill)),
+                )
+                .map_err(|e| anyhow!("{e:?}"))?;
+        }
+        Shape::Lines(ls) => {
+            for l in ls {
+                chart
+                    .draw_series(
+                        at.iter()
+                            .map(|&c| EmptyElement::at(c) + PathElement::new(l.clone(), line)),
+                    )
+                    .map_err(|e| anyhow!("{e:?}"))?;
+            }
+        }
+        Shape::Round(r, filled) => {
+            let style = if filled { fill } else { line };
+            chart
+                .draw_series(
+                    at.iter()
+                        .map(|&c| EmptyElement::at(c) + Circle::new((0, 0), r, style)),
+                )
+                .map_err(|e| anyhow!("{e:?}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Splits `label` into lines of at most `width` characters at spaces (a word longer than
+/// the width stays whole).
+fn wrap(label: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for w in label.split_whitespace() {
+        if !cur.is_empty() && cur.chars().count() + 1 + w.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(w);
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
 
 /// A published value the paper gives without a budget (e.g. a table's tuned result): a
 /// dashed horizontal line across the plot, labelled in the legend.
@@ -117,6 +313,28 @@ pub struct RefLine {
     pub y: f64,
     /// Colour.
     pub color: (u8, u8, u8),
+}
+
+/// One legend entry as drawn: a series or a reference line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LegendEntry {
+    /// Its label.
+    pub label: String,
+    /// Its colour.
+    pub color: (u8, u8, u8),
+    /// Its marker.
+    pub marker: Marker,
+}
+
+/// Which series (or reference line) a slot of a headline figure holds: see
+/// [`save_headline`].
+pub enum Pick<'a> {
+    /// The entry with this exact label, if the figure has it.
+    Label(&'a str),
+    /// Among the entries whose label passes the test, the one with the lowest values (the
+    /// mean of the log of its plotted means; a reference line's value): "ours at its
+    /// best", "the strongest baseline". Every figure's y axis is an error (lower is better).
+    Lowest(&'a dyn Fn(&str) -> bool),
 }
 
 impl ErrorFigure {
@@ -132,6 +350,97 @@ impl ErrorFigure {
 
     fn render(&self, width: u32, height: u32, legend_right: bool) -> Result<String> {
         self.render_with(width, height, legend_right, &[])
+    }
+
+    /// The legend as drawn with `refs`: every series, then every reference line, each with
+    /// its colour (the series' own; a free palette colour, in order, for a series without
+    /// one) and marker (filled shapes for our series, open ones for the paper's values).
+    pub fn legend(&self, refs: &[RefLine]) -> Vec<LegendEntry> {
+        let fixed: Vec<(u8, u8, u8)> = self.series.iter().filter_map(|s| s.color).collect();
+        let mut free = PALETTE.iter().filter(|c| !fixed.contains(*c)).cycle();
+        let (mut filled, mut open) = (0, 0);
+        let mut next = |paper: bool| {
+            let (pool, k) = if paper {
+                (&OPEN_MARKERS, &mut open)
+            } else {
+                (&FILLED_MARKERS, &mut filled)
+            };
+            let m = pool[*k % pool.len()];
+            *k += 1;
+            m
+        };
+        let mut out: Vec<LegendEntry> = self
+            .series
+            .iter()
+            .map(|s| LegendEntry {
+                label: s.label.clone(),
+                color: s
+                    .color
+                    .unwrap_or_else(|| *free.next().unwrap_or(&PALETTE[0])),
+                marker: next(s.label.starts_with("paper")),
+            })
+            .collect();
+        out.extend(refs.iter().map(|r| LegendEntry {
+            label: r.label.clone(),
+            color: r.color,
+            marker: next(true),
+        }));
+        out
+    }
+
+    /// Whether a reader can take the figure in: at most [`MAX_SERIES`] legend entries,
+    /// no colour, marker or label used twice. Every `save_*` checks it and refuses a figure
+    /// that fails (the error names the entries); [`save_headline`] splits a larger one.
+    pub fn check_legible(&self, refs: &[RefLine]) -> Result<()> {
+        let legend = self.legend(refs);
+        if legend.len() > MAX_SERIES {
+            let labels: Vec<&str> = legend.iter().map(|e| e.label.as_str()).collect();
+            bail!(
+                "figure '{}' draws {} series, more than {MAX_SERIES} ({}): split it with save_headline",
+                self.title,
+                legend.len(),
+                labels.join("; ")
+            );
+        }
+        for (i, a) in legend.iter().enumerate() {
+            for b in &legend[i + 1..] {
+                if a.color == b.color {
+                    bail!(
+                        "figure '{}': '{}' and '{}' share the colour {:?}",
+                        self.title,
+                        a.label,
+                        b.label,
+                        a.color
+                    );
+                }
+                if a.marker == b.marker {
+                    bail!(
+                        "figure '{}': '{}' and '{}' share the marker {:?}",
+                        self.title,
+                        a.label,
+                        b.label,
+                        a.marker
+                    );
+                }
+                if a.label == b.label {
+                    bail!("figure '{}': the label '{}' twice", self.title, a.label);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Width of the legend column that fits the longest label (up to a cap; longer labels
+    /// wrap).
+    fn legend_width(&self, refs: &[RefLine]) -> u32 {
+        let longest = self
+            .series
+            .iter()
+            .map(|s| s.label.chars().count())
+            .chain(refs.iter().map(|r| r.label.chars().count()))
+            .max()
+            .unwrap_or(0) as u32;
+        (LEGEND_TEXT_X + 8 + LEGEND_CHAR_PX * longest).clamp(LEGEND_MIN_WIDTH, LEGEND_MAX_WIDTH)
     }
 
     fn render_with(
@@ -199,12 +508,13 @@ impl ErrorFigure {
             Vec::new()
         };
         let y_keys = log_keys(y0, y1);
+        let legend = self.legend(refs);
         let mut svg = String::new();
         {
             let full = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
             full.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
             let legend_width = if legend_right {
-                LEGEND_WIDTH.min(width / 2)
+                self.legend_width(refs).min(width / 2)
             } else {
                 0
             };
@@ -228,8 +538,8 @@ impl ErrorFigure {
                     .y_label_formatter(&|v| format_tick(*v))
                     .draw()
                     .map_err(|e| anyhow!("{e:?}"))?;
-                draw_refs(&mut chart, refs, x0, x1)?;
-                self.draw_series(&mut chart, cap, !legend_right)?;
+                draw_refs(&mut chart, refs, &legend[self.series.len()..], x0, x1, true)?;
+                self.draw_series(&mut chart, &legend, cap, !legend_right)?;
             } else {
                 let mut chart = ChartBuilder::on(&root)
                     .caption(&title, ("sans-serif", 18))
@@ -246,11 +556,18 @@ impl ErrorFigure {
                     .y_label_formatter(&|v| format_tick(*v))
                     .draw()
                     .map_err(|e| anyhow!("{e:?}"))?;
-                draw_refs(&mut chart, refs, x0, x1)?;
-                self.draw_series(&mut chart, cap, !legend_right)?;
+                draw_refs(
+                    &mut chart,
+                    refs,
+                    &legend[self.series.len()..],
+                    x0,
+                    x1,
+                    false,
+                )?;
+                self.draw_series(&mut chart, &legend, cap, !legend_right)?;
             }
             if legend_right {
-                self.draw_side_legend(&side, refs)?;
+                draw_side_legend(&side, &legend, self.series.len(), legend_width)?;
             }
             full.present().map_err(|e| anyhow!("{e:?}"))?;
         }
@@ -260,6 +577,7 @@ impl ErrorFigure {
     fn draw_series<'a, X, Y>(
         &self,
         chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+        legend: &[LegendEntry],
         cap: f64,
         inner_legend: bool,
     ) -> Result<()>
@@ -267,10 +585,10 @@ impl ErrorFigure {
         X: Ranged<ValueType = f64>,
         Y: Ranged<ValueType = f64>,
     {
-        for (i, s) in self.series.iter().enumerate() {
-            let color = s
-                .color
-                .map_or(COLORS[i % COLORS.len()], |(r, g, b)| RGBColor(r, g, b));
+        for (s, entry) in self.series.iter().zip(legend) {
+            let (r, g, b) = entry.color;
+            let color = RGBColor(r, g, b);
+            let marker = entry.marker;
             let mut pts: Vec<BandPoint> = s
                 .points
                 .iter()
@@ -286,14 +604,15 @@ impl ErrorFigure {
                 p.min = p.min.min(cap);
                 p.max = p.max.min(cap);
             }
+            let at: Vec<(f64, f64)> = pts.iter().map(|p| (p.x, p.mean)).collect();
             if s.label.starts_with("paper") {
+                chart_markers(chart, marker, &at, color)?;
                 chart
-                    .draw_series(
-                        pts.iter()
-                            .map(|p| Cross::new((p.x, p.mean), 6, color.stroke_width(2))),
-                    )
+                    .draw_series(LineSeries::new(std::iter::empty::<(f64, f64)>(), color))
                     .map_err(|e| anyhow!("{e:?}"))?
                     .label(s.label.clone())
+                    // The inner legend (`to_svg`) samples colour only; the side legend of
+                    // every saved figure draws the markers.
                     .legend(move |(x, y)| Cross::new((x + 10, y), 6, color.stroke_width(2)));
                 continue;
             }
@@ -313,7 +632,7 @@ impl ErrorFigure {
             chart
                 .draw_series(std::iter::once(Polygon::new(
                     band,
-                    color.mix(0.18).filled(),
+                    color.mix(0.15).filled(),
                 )))
                 .map_err(|e| anyhow!("{e:?}"))?;
             chart
@@ -326,12 +645,7 @@ impl ErrorFigure {
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
                 });
-            chart
-                .draw_series(
-                    pts.iter()
-                        .map(|p| Circle::new((p.x, p.mean), 3, color.filled())),
-                )
-                .map_err(|e| anyhow!("{e:?}"))?;
+            chart_markers(chart, marker, &at, color)?;
         }
         if !inner_legend {
             return Ok(());
@@ -346,39 +660,41 @@ impl ErrorFigure {
         Ok(())
     }
 
-    /// One line per series, in series order, in the area right of the plot.
-    fn draw_side_legend(
-        &self,
-        side: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
-        refs: &[RefLine],
-    ) -> Result<()> {
-        let style = ("sans-serif", 13).into_font().color(&BLACK);
-        let mut row = 0;
-        for (i, s) in self.series.iter().enumerate() {
-            let color = s
-                .color
-                .map_or(COLORS[i % COLORS.len()], |(r, g, b)| RGBColor(r, g, b));
-            let y = 60 + 22 * row;
-            row += 1;
-            if s.label.starts_with("paper") {
-                side.draw(&Cross::new((17, y), 6, color.stroke_width(2)))
-                    .map_err(|e| anyhow!("{e:?}"))?;
-            } else {
-                side.draw(&PathElement::new(
-                    vec![(6, y), (28, y)],
-                    color.stroke_width(2),
-                ))
-                .map_err(|e| anyhow!("{e:?}"))?;
-                side.draw(&Circle::new((17, y), 3, color.filled()))
-                    .map_err(|e| anyhow!("{e:?}"))?;
-            }
-            side.draw(&Text::new(s.label.clone(), (34, y - 7), style.clone()))
-                .map_err(|e| anyhow!("{e:?}"))?;
-        }
-        for r in refs {
-            let color = RGBColor(r.color.0, r.color.1, r.color.2);
-            let y = 60 + 22 * row;
-            row += 1;
+    /// Renders and writes the SVG atomically, the legend right of the plot (outside the
+    /// data: a legend inside hides curves). Refuses a figure that fails
+    /// [`Self::check_legible`].
+    pub fn save_svg(&self, path: &Path) -> Result<()> {
+        self.save_svg_legend_right(path)
+    }
+
+    /// [`Self::save_svg`] with the paper's budget-less values as dashed horizontal lines.
+    pub fn save_svg_with_refs(&self, path: &Path, refs: &[RefLine]) -> Result<()> {
+        self.check_legible(refs)?;
+        let width = 720 + self.legend_width(refs);
+        let svg = self.render_with(width, 480, true, refs)?;
+        write_atomic(path, svg.as_bytes())
+    }
+
+    /// [`Self::save_svg`] with the legend right of the plot, outside the data (wider canvas).
+    pub fn save_svg_legend_right(&self, path: &Path) -> Result<()> {
+        self.save_svg_with_refs(path, &[])
+    }
+}
+
+/// One line per legend entry, in order, in the area right of the plot; a label longer than
+/// the column wraps onto further lines.
+fn draw_side_legend(
+    side: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    legend: &[LegendEntry],
+    n_series: usize,
+    column: u32,
+) -> Result<()> {
+    let style = ("sans-serif", 13).into_font().color(&BLACK);
+    let chars = ((column.saturating_sub(LEGEND_TEXT_X + 6)) / LEGEND_CHAR_PX).max(12) as usize;
+    let mut y = 60;
+    for (i, e) in legend.iter().enumerate() {
+        let color = RGBColor(e.color.0, e.color.1, e.color.2);
+        if i >= n_series {
             side.draw(&plotters::element::DashedPathElement::new(
                 vec![(4, y), (30, y)],
                 5,
@@ -386,44 +702,184 @@ impl ErrorFigure {
                 color.stroke_width(2),
             ))
             .map_err(|e| anyhow!("{e:?}"))?;
-            side.draw(&Text::new(r.label.clone(), (34, y - 7), style.clone()))
-                .map_err(|e| anyhow!("{e:?}"))?;
+        } else if !e.label.starts_with("paper") {
+            side.draw(&PathElement::new(
+                vec![(6, y), (28, y)],
+                color.stroke_width(2),
+            ))
+            .map_err(|e| anyhow!("{e:?}"))?;
         }
-        Ok(())
+        side.draw(&marker_element(e.marker, (17, y), color))
+            .map_err(|e| anyhow!("{e:?}"))?;
+        let lines = wrap(&e.label, chars);
+        for (k, line) in lines.iter().enumerate() {
+            side.draw(&Text::new(
+                line.clone(),
+                (LEGEND_TEXT_X as i32, y - 7 + 16 * k as i32),
+                style.clone(),
+            ))
+            .map_err(|e| anyhow!("{e:?}"))?;
+        }
+        y += 16 * lines.len() as i32 + 10;
     }
-
-    /// Renders and writes the SVG atomically, the legend right of the plot (outside the
-    /// data: a legend inside hides curves).
-    pub fn save_svg(&self, path: &Path) -> Result<()> {
-        self.save_svg_legend_right(path)
-    }
-
-    /// [`Self::save_svg`] with the paper's budget-less values as dashed horizontal lines.
-    pub fn save_svg_with_refs(&self, path: &Path, refs: &[RefLine]) -> Result<()> {
-        let width = 720 + LEGEND_WIDTH;
-        let svg = self.render_with(width, 480, true, refs)?;
-        write_atomic(path, svg.as_bytes())
-    }
-
-    /// [`Self::save_svg`] with the legend right of the plot, outside the data (wider canvas).
-    pub fn save_svg_legend_right(&self, path: &Path) -> Result<()> {
-        let svg = self.to_svg_legend_right(720 + LEGEND_WIDTH, 480)?;
-        write_atomic(path, svg.as_bytes())
-    }
+    Ok(())
 }
 
-/// Draws each reference value as a dashed line across `[x0, x1]`.
+/// Score of a legend entry for [`Pick::Lowest`]: the mean of the log of the plotted means
+/// (a reference line: the log of its value); `None` when nothing positive is plotted.
+fn score(fig: &ErrorFigure, refs: &[RefLine], label: &str) -> Option<f64> {
+    if let Some(s) = fig.series.iter().find(|s| s.label == label) {
+        let logs: Vec<f64> = s
+            .points
+            .iter()
+            .map(|p| p.mean)
+            .filter(|m| m.is_finite() && *m > 0.0)
+            .map(f64::ln)
+            .collect();
+        return (!logs.is_empty()).then(|| logs.iter().sum::<f64>() / logs.len() as f64);
+    }
+    refs.iter()
+        .find(|r| r.label == label)
+        .and_then(|r| (r.y.is_finite() && r.y > 0.0).then(|| r.y.ln()))
+}
+
+/// What [`save_headline`] wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavedFigures {
+    /// The headline figure's file and its legend (at most [`MAX_SERIES`] entries).
+    pub headline: (std::path::PathBuf, Vec<String>),
+    /// Each companion figure's file and legend (the rows the headline leaves out, with the
+    /// context rows repeated in each).
+    pub more: Vec<(std::path::PathBuf, Vec<String>)>,
+}
+
+/// Writes `fig` (with its reference lines `refs`) as one headline figure at `path` holding
+/// the entries `picks` choose, in their order (a pick that matches nothing, or an entry
+/// already chosen, is skipped; at most [`MAX_SERIES`] are kept), and every other entry in
+/// companion figures `<stem>-more.svg`, `<stem>-more2.svg`, ... beside it, each repeating the
+/// entries labelled in `context` (e.g. the non-private line) and within the limit. Every
+/// figure written passes [`ErrorFigure::check_legible`].
+pub fn save_headline(
+    fig: &ErrorFigure,
+    refs: &[RefLine],
+    picks: &[Pick<'_>],
+    context: &[&str],
+    path: &Path,
+) -> Result<SavedFigures> {
+    let labels: Vec<&str> = fig
+        .series
+        .iter()
+        .map(|s| s.label.as_str())
+        .chain(refs.iter().map(|r| r.label.as_str()))
+        .collect();
+    let mut chosen: Vec<&str> = Vec::new();
+    for pick in picks {
+        if chosen.len() == MAX_SERIES {
+            break;
+        }
+        let hit = match pick {
+            Pick::Label(l) => labels.iter().copied().find(|x| x == l),
+            Pick::Lowest(test) => labels
+                .iter()
+                .copied()
+                .filter(|l| test(l) && !chosen.contains(l))
+                .filter_map(|l| score(fig, refs, l).map(|s| (l, s)))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(l, _)| l),
+        };
+        if let Some(l) = hit {
+            if !chosen.contains(&l) {
+                chosen.push(l);
+            }
+        }
+    }
+    let subset = |keep: &[&str], title: String| -> (ErrorFigure, Vec<RefLine>) {
+        (
+            ErrorFigure {
+                title,
+                series: fig
+                    .series
+                    .iter()
+                    .filter(|s| keep.contains(&s.label.as_str()))
+                    .cloned()
+                    .collect(),
+                ..fig.clone()
+            },
+            refs.iter()
+                .filter(|r| keep.contains(&r.label.as_str()))
+                .cloned()
+                .collect(),
+        )
+    };
+    let (head, head_refs) = subset(&chosen, fig.title.clone());
+    head.save_svg_with_refs(path, &head_refs)?;
+    let rest: Vec<&str> = labels
+        .iter()
+        .copied()
+        .filter(|l| !chosen.contains(l) && !context.contains(l))
+        .collect();
+    let ctx: Vec<&str> = labels
+        .iter()
+        .copied()
+        .filter(|l| context.contains(l))
+        .collect();
+    let per = MAX_SERIES.saturating_sub(ctx.len()).max(1);
+    let chunks: Vec<&[&str]> = rest.chunks(per).collect();
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut more = Vec::new();
+    for (k, chunk) in chunks.iter().enumerate() {
+        let keep: Vec<&str> = chunk.iter().chain(&ctx).copied().collect();
+        let title = if chunks.len() == 1 {
+            format!("{}: other rows", fig.title)
+        } else {
+            format!("{}: other rows ({}/{})", fig.title, k + 1, chunks.len())
+        };
+        let (f, r) = subset(&keep, title);
+        if f.series.iter().all(|s| s.points.is_empty()) {
+            continue;
+        }
+        let name = if k == 0 {
+            format!("{stem}-more.svg")
+        } else {
+            format!("{stem}-more{}.svg", k + 1)
+        };
+        let p = path.with_file_name(name);
+        f.save_svg_with_refs(&p, &r)?;
+        more.push((p, f.legend(&r).into_iter().map(|e| e.label).collect()));
+    }
+    Ok(SavedFigures {
+        headline: (
+            path.to_path_buf(),
+            head.legend(&head_refs)
+                .into_iter()
+                .map(|e| e.label)
+                .collect(),
+        ),
+        more,
+    })
+}
+
+/// Draws each reference value as a dashed line across `[x0, x1]`, with its legend marker
+/// at three places along it (so that it is told apart from the others without colour).
 fn draw_refs<'a, X, Y>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
     refs: &[RefLine],
+    legend: &[LegendEntry],
     x0: f64,
     x1: f64,
+    log_x: bool,
 ) -> Result<()>
 where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
-    for r in refs.iter().filter(|r| r.y.is_finite() && r.y > 0.0) {
+    for (r, entry) in refs.iter().zip(legend) {
+        if !(r.y.is_finite() && r.y > 0.0) {
+            continue;
+        }
         let color = RGBColor(r.color.0, r.color.1, r.color.2);
         chart
             .draw_series(DashedLineSeries::new(
@@ -433,6 +889,15 @@ where
                 color.stroke_width(2),
             ))
             .map_err(|e| anyhow!("{e:?}"))?;
+        let at = |t: f64| {
+            if log_x {
+                (x0.ln() + t * (x1.ln() - x0.ln())).exp()
+            } else {
+                x0 + t * (x1 - x0)
+            }
+        };
+        let marks: Vec<(f64, f64)> = [0.15, 0.5, 0.85].iter().map(|&t| (at(t), r.y)).collect();
+        chart_markers(chart, entry.marker, &marks, color)?;
     }
     Ok(())
 }
@@ -511,7 +976,7 @@ mod tests {
         let svg = fig.render_with(970, 480, true, &refs).unwrap();
         assert!(svg.contains("paper dp-gcd (Table 3)"));
         assert!(svg.contains("#0072B2"), "the palette's blue");
-        let plot_right = 970 - LEGEND_WIDTH;
+        let plot_right = 970 - fig.legend_width(&refs);
         let label_x = svg
             .split("<text")
             .find(|t| t.contains("\ndp-sgd\n"))
@@ -525,5 +990,205 @@ mod tests {
             ..fig
         };
         assert!(empty.to_svg(400, 300).is_err());
+    }
+
+    fn flat(label: &str, y: f64, color: Option<(u8, u8, u8)>) -> Series {
+        Series {
+            label: label.into(),
+            points: [1.0, 10.0]
+                .iter()
+                .map(|&x| BandPoint {
+                    x,
+                    mean: y,
+                    min: y,
+                    max: y,
+                })
+                .collect(),
+            color,
+        }
+    }
+
+    fn figure(series: Vec<Series>) -> ErrorFigure {
+        ErrorFigure {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            log_x: true,
+            series,
+        }
+    }
+
+    fn temp_dir(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("dp-bench-fig-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_figure_past_six_series_or_with_a_shared_colour_is_refused() {
+        let dir = temp_dir("refuse");
+        let six: Vec<Series> = (0..6)
+            .map(|i| flat(&format!("s{i}"), 0.1 * (i + 1) as f64, None))
+            .collect();
+        let ok = figure(six.clone());
+        ok.check_legible(&[]).unwrap();
+        ok.save_svg(&dir.join("six.svg")).unwrap();
+        let legend = ok.legend(&[]);
+        for (i, a) in legend.iter().enumerate() {
+            for b in &legend[i + 1..] {
+                assert_ne!(a.color, b.color);
+                assert_ne!(a.marker, b.marker);
+            }
+        }
+        // A seventh series: refused, nothing written.
+        let mut seven = six.clone();
+        seven.push(flat("s6", 0.9, None));
+        let err = figure(seven).save_svg(&dir.join("seven.svg")).unwrap_err();
+        assert!(err.to_string().contains("more than 6"), "{err}");
+        assert!(!dir.join("seven.svg").exists());
+        // Six entries counting a reference line is the limit too.
+        let refs = [RefLine {
+            label: "paper".into(),
+            y: 0.05,
+            color: PAPER_COLORS[0],
+        }];
+        assert!(figure(six.clone()).check_legible(&refs).is_err());
+        assert!(figure(six[..5].to_vec()).check_legible(&refs).is_ok());
+        // Two series with one fixed colour, or a reference line in a series' colour.
+        let shared = figure(vec![
+            flat("a", 0.1, Some(PALETTE[3])),
+            flat("b", 0.2, Some(PALETTE[3])),
+        ]);
+        let err = shared.check_legible(&[]).unwrap_err();
+        assert!(err.to_string().contains("share the colour"), "{err}");
+        let clash = figure(vec![flat("a", 0.1, Some(PAPER_COLORS[0]))]);
+        assert!(clash.check_legible(&refs).is_err());
+        // A series without a colour never takes one a fixed series holds.
+        let mixed = figure(vec![
+            flat("free", 0.1, None),
+            flat("fixed", 0.2, Some(PALETTE[0])),
+        ]);
+        mixed.check_legible(&[]).unwrap();
+        assert_ne!(mixed.legend(&[])[0].color, PALETTE[0]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn save_headline_keeps_the_picks_and_moves_every_other_row_beside_it() {
+        let dir = temp_dir("headline");
+        // Nineteen rows, as the Adult figure had: ours-0..9 (ours-3 lowest), sgd-0..5
+        // (sgd-4 lowest), two peers and non-private.
+        let mut series = Vec::new();
+        for i in 0..10 {
+            let y = if i == 3 { 0.15 } else { 0.2 + 0.01 * i as f64 };
+            series.push(flat(&format!("ours-{i}"), y, None));
+        }
+        for i in 0..6 {
+            let y = if i == 4 { 0.16 } else { 0.25 + 0.01 * i as f64 };
+            series.push(flat(&format!("sgd-{i}"), y, None));
+        }
+        series.push(flat("peer a", 0.17, None));
+        series.push(flat("peer b", 0.18, None));
+        series.push(flat("non-private", 0.14, Some((0, 0, 0))));
+        let fig = figure(series);
+        assert!(fig.check_legible(&[]).is_err());
+        let ours = |l: &str| l.starts_with("ours");
+        let sgd = |l: &str| l.starts_with("sgd");
+        let saved = save_headline(
+            &fig,
+            &[],
+            &[
+                Pick::Label("ours-0"),
+                Pick::Lowest(&ours),
+                Pick::Lowest(&sgd),
+                Pick::Label("peer a"),
+                Pick::Label("peer b"),
+                Pick::Label("non-private"),
+                Pick::Label("ours-9"), // a seventh pick: over the limit, left out
+                Pick::Label("absent"),
+            ],
+            &["non-private"],
+            &dir.join("fig.svg"),
+        )
+        .unwrap();
+        assert_eq!(
+            saved.headline.1,
+            [
+                "ours-0",
+                "ours-3",
+                "sgd-4",
+                "peer a",
+                "peer b",
+                "non-private"
+            ]
+        );
+        assert!(dir.join("fig.svg").is_file());
+        // Every other row is in exactly one companion, each within the limit and with the
+        // non-private line repeated.
+        let mut rest: Vec<String> = Vec::new();
+        for (path, labels) in &saved.more {
+            assert!(path.is_file(), "{}", path.display());
+            assert!(labels.len() <= MAX_SERIES, "{labels:?}");
+            assert!(labels.iter().any(|l| l == "non-private"));
+            rest.extend(labels.iter().filter(|l| *l != "non-private").cloned());
+        }
+        assert_eq!(saved.more.len(), 3);
+        assert!(dir.join("fig-more.svg").is_file() && dir.join("fig-more3.svg").is_file());
+        rest.sort();
+        let mut expected: Vec<String> = fig
+            .series
+            .iter()
+            .map(|s| s.label.clone())
+            .filter(|l| !saved.headline.1.contains(l))
+            .collect();
+        expected.sort();
+        assert_eq!(rest, expected);
+        // A pick may choose a reference line by its value.
+        let refs = [
+            RefLine {
+                label: "paper x".into(),
+                y: 0.3,
+                color: PAPER_COLORS[1],
+            },
+            RefLine {
+                label: "paper y".into(),
+                y: 0.2,
+                color: PAPER_COLORS[2],
+            },
+        ];
+        let paper = |l: &str| l.starts_with("paper");
+        let small = figure(vec![flat("a", 0.1, None), flat("b", 0.2, None)]);
+        let saved = save_headline(
+            &small,
+            &refs,
+            &[Pick::Label("a"), Pick::Lowest(&paper)],
+            &[],
+            &dir.join("refs.svg"),
+        )
+        .unwrap();
+        assert_eq!(saved.headline.1, ["a", "paper y"]);
+        assert_eq!(saved.more.len(), 1);
+        assert_eq!(saved.more[0].1, ["b", "paper x"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn long_legend_labels_wrap_inside_the_canvas() {
+        assert_eq!(wrap("a bb ccc", 4), ["a bb", "ccc"]);
+        assert_eq!(wrap("", 4), [""]);
+        let label = "DP-CD, private M_j (Gaussian, 5 % of mu^2), one-hot support accounting, \
+                     permutation order, lambda tuned";
+        let fig = figure(vec![flat(label, 0.1, None), flat("b", 0.2, None)]);
+        let width = 720 + fig.legend_width(&[]);
+        assert_eq!(fig.legend_width(&[]), LEGEND_MAX_WIDTH);
+        let svg = fig.to_svg_legend_right(width, 480).unwrap();
+        let columns = (LEGEND_MAX_WIDTH - LEGEND_TEXT_X - 6) / LEGEND_CHAR_PX;
+        for line in wrap(label, columns as usize) {
+            assert!(svg.contains(&line), "missing line {line}");
+            let right = (width - LEGEND_MAX_WIDTH + LEGEND_TEXT_X) as usize
+                + LEGEND_CHAR_PX as usize * line.chars().count();
+            assert!(right <= width as usize, "{line}");
+        }
     }
 }

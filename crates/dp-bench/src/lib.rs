@@ -2,7 +2,7 @@
 //!
 //! Datasets, experiments, the tuning runner, reports and figures: the crate that joins
 //! `dp-accounting`, `dp-models` and `dp-optim` to reproduce the papers (`cargo xtask
-//! reproduce`). Decisions and results are in the workspace's `docs/reproduction.md`.
+//! reproduce`). Decisions and results are in the workspace's `docs/reproduction-log.md`.
 //!
 //! # Example: the papers' tuning protocol on embedded data
 //!

@@ -41,6 +41,8 @@ fn workspace_dependencies_point_one_way() {
             &["dp-accounting", "dp-models", "dp-optim", "dp-federated"],
         ),
         ("dp-federated", &["dp-accounting", "dp-models", "dp-optim"]),
+        // The `dp-erm` program: a front end over the library layers only.
+        ("dp-erm-cli", &["dp-accounting", "dp-models", "dp-optim"]),
     ];
     let workspace: Vec<&str> = [
         "dp-accounting",
@@ -48,6 +50,7 @@ fn workspace_dependencies_point_one_way() {
         "dp-optim",
         "dp-bench",
         "dp-federated",
+        "dp-erm-cli",
         "xtask",
     ]
     .to_vec();

@@ -93,6 +93,11 @@ fn smoke_profile_writes_consistent_outputs() {
         assert!(line.contains("the no-tuning defaults ("), "{line}");
     }
     assert!(dir.join("fig-accuracy.svg").is_file());
+    // More rows than a readable figure holds: the headline keeps six (every save refuses
+    // more, or a shared colour or marker), the rest are beside it.
+    assert!(dir.join("fig-accuracy-more.svg").is_file());
+    let headline = std::fs::read_to_string(dir.join("fig-accuracy.svg")).unwrap();
+    assert!(headline.contains("non-private"));
     assert!(!dir.join("summary.partial.json").exists());
     std::fs::remove_dir_all(&out).unwrap();
 }

@@ -34,7 +34,13 @@ pub struct PartyArgs {
     /// CA the server's client certificate must chain to (PEM).
     #[arg(long)]
     pub client_ca: PathBuf,
-    /// Refuse any job whose epsilon for this party's own releases exceeds this.
+    /// The number of parties K of the protocol this party takes part in (its own
+    /// configuration: a job announcing another K is refused).
+    #[arg(long)]
+    pub parties: usize,
+    /// Refuse any job whose joint epsilon exceeds this: the composition of all K
+    /// parties' releases, since one person's row is at every party (computed by the party
+    /// from the public setup).
     #[arg(long, default_value_t = f64::INFINITY)]
     pub max_epsilon: f64,
     /// Exit when no request came for this long.
@@ -65,7 +71,8 @@ pub fn run_party(args: PartyArgs) -> Result<(), FedError> {
         key: read_pem(&args.key)?,
         client_ca: read_pem(&args.client_ca)?,
     };
-    let host = PartyHost::new(data, secrets, args.max_epsilon).with_fault(args.inject_fault);
+    let host =
+        PartyHost::new(data, secrets, args.parties, args.max_epsilon).with_fault(args.inject_fault);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()

@@ -378,14 +378,18 @@ pub struct PartyHost {
     rounds: u64,
     next_round: u64,
     stopped: bool,
+    parties: usize,
     max_epsilon: f64,
     fault: InjectedFault,
 }
 
 impl PartyHost {
-    /// A party with its data and secret generators; it refuses any job whose own
-    /// guarantee would exceed `max_epsilon` (`f64::INFINITY`: accept the job's target).
-    pub fn new(data: PartyData, secrets: PartySecrets, max_epsilon: f64) -> Self {
+    /// A party with its data and secret generators, configured (by its operator, not by
+    /// the server) for a protocol of `parties` parties. It refuses a job that announces
+    /// another number of parties or assigns it another block than the columns it holds,
+    /// and any job whose **joint** guarantee would exceed `max_epsilon`
+    /// (`f64::INFINITY`: accept the job's target); see [`PartyHost::configure`].
+    pub fn new(data: PartyData, secrets: PartySecrets, parties: usize, max_epsilon: f64) -> Self {
         Self {
             data,
             secrets: Some(secrets),
@@ -394,6 +398,7 @@ impl PartyHost {
             rounds: 0,
             next_round: 0,
             stopped: false,
+            parties,
             max_epsilon,
             fault: InjectedFault::None,
         }
@@ -411,9 +416,23 @@ impl PartyHost {
         }
     }
 
-    /// Configures the party for the announced job: recomputes the public setup itself
-    /// (so the server cannot make it under-noise), checks its block and its data
-    /// bounds, and charges its ledger for all `T` rounds before any draw.
+    /// Configures the party for the announced job: checks the announced number of
+    /// parties `K` against its own configuration, recomputes the public setup itself (so
+    /// the server cannot make it under-noise), checks its block and its data bounds,
+    /// checks its cap against the joint guarantee, and charges its ledger for all `T`
+    /// rounds before any draw.
+    ///
+    /// # Privacy
+    /// Replace-one neighbours: one person's row, which is split across **every** party
+    /// (each holds some of its columns) and whose label every party holds. What one
+    /// person is exposed to is therefore the composition of all `K` parties' releases,
+    /// not this party's alone. Every party runs the same per-round mechanisms for the
+    /// same `T` rounds (they follow from the public setup, which this party recomputes),
+    /// so the joint ledger is `K` copies of this party's ledger, and the party computes
+    /// its guarantee (zCDP composition, as `DistDpFw` reports it) from public values only.
+    /// The cap `max_epsilon` is compared with that joint epsilon. A server announcing a
+    /// smaller `K` than the party was configured for would make every party under-count
+    /// the composition (and a wrong `K` moves the blocks): a mismatch is refused.
     pub fn configure(&mut self, s: &pb::Setup) -> std::result::Result<pb::SetupReply, String> {
         if self.party.is_some() || self.stopped {
             return Err("already configured".into());
@@ -421,6 +440,12 @@ impl PartyHost {
         let job = Job::from_setup(s).map_err(|e| e.to_string())?;
         let k = s.parties as usize;
         let id = s.party as usize;
+        if k != self.parties {
+            return Err(format!(
+                "the job announces K = {k} parties, this party was configured for K = {}",
+                self.parties
+            ));
+        }
         if id >= k {
             return Err(format!("party index {id} is not below K = {k}"));
         }
@@ -474,17 +499,27 @@ impl PartyHost {
             secrets.noise,
         )
         .map_err(|e| e.to_string())?;
+        let delta = dp_accounting::Delta::new(job.delta).map_err(|e| e.to_string())?;
         let eps = party
             .ledger()
-            .guarantee(
-                dp_accounting::Delta::new(job.delta).map_err(|e| e.to_string())?,
-                Accountant::Zcdp,
-            )
+            .guarantee(delta, Accountant::Zcdp)
             .map_err(|e| e.to_string())?;
-        if eps > self.max_epsilon {
+        // The joint ledger: K copies of this party's (see # Privacy above).
+        let mut joint = dp_accounting::ledger::Ledger::new();
+        for _ in 0..k {
+            for c in party.ledger().entries() {
+                joint.charge(c.clone()).map_err(|e| e.to_string())?;
+            }
+        }
+        let joint_eps = joint
+            .guarantee(delta, Accountant::Zcdp)
+            .map_err(|e| e.to_string())?;
+        if joint_eps > self.max_epsilon {
             return Err(format!(
-                "this party's own guarantee would be epsilon = {eps}, above its cap {}",
-                self.max_epsilon
+                "the joint guarantee of the K = {k} parties' releases (one person's row is at \
+                 every party) would be epsilon = {joint_eps} at delta = {}, above this \
+                 party's cap {} (its own releases alone: epsilon = {eps})",
+                job.delta, self.max_epsilon
             ));
         }
         self.party = Some(party);

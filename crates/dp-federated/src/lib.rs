@@ -40,7 +40,7 @@
 //! let hosts = parties
 //!     .into_iter()
 //!     .enumerate()
-//!     .map(|(k, d)| PartyHost::new(d, PartySecrets::from_u64(100 + k as u64), f64::INFINITY))
+//!     .map(|(k, d)| PartyHost::new(d, PartySecrets::from_u64(100 + k as u64), 2, f64::INFINITY))
 //!     .collect();
 //! let mut transport = InProcess::start(hosts, Duration::from_secs(10));
 //! let fit = coordinator::run(&mut transport, &job, false).unwrap();

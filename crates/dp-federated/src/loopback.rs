@@ -60,7 +60,7 @@ pub fn run(
             key: pki.parties[i].key.clone(),
             client_ca: pki.coordinator_ca.clone(),
         };
-        let host = PartyHost::new(d, s, f64::INFINITY);
+        let host = PartyHost::new(d, s, k, f64::INFINITY);
         tasks.push(rt.spawn(async move {
             serve_party(
                 host,
@@ -97,17 +97,17 @@ pub fn run_in_process(
     deadline: Duration,
     keep_iterates: bool,
 ) -> Result<LoopbackRun> {
-    if secrets.len() != data.len() {
+    let k = data.len();
+    if secrets.len() != k {
         return Err(FedError::Config(format!(
-            "{} parties, {} secrets",
-            data.len(),
+            "{k} parties, {} secrets",
             secrets.len()
         )));
     }
     let hosts = data
         .into_iter()
         .zip(secrets)
-        .map(|(d, s)| PartyHost::new(d, s, f64::INFINITY))
+        .map(|(d, s)| PartyHost::new(d, s, k, f64::INFINITY))
         .collect();
     let start = Instant::now();
     let mut t = InProcess::start(hosts, deadline);

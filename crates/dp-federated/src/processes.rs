@@ -81,6 +81,8 @@ impl Processes {
                 .command()
                 .arg("--data")
                 .arg(&csv)
+                .arg("--parties")
+                .arg(data.len().to_string())
                 .arg("--seed-file")
                 .arg(&seed_file)
                 .arg("--cert")

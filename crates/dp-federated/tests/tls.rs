@@ -31,7 +31,7 @@ fn start_party(pki: &TestPki, cert_of: usize) -> (tokio::runtime::Runtime, Strin
         key: pki.parties[cert_of].key.clone(),
         client_ca: pki.coordinator_ca.clone(),
     };
-    let host = PartyHost::new(data, PartySecrets::from_u64(1), f64::INFINITY);
+    let host = PartyHost::new(data, PartySecrets::from_u64(1), 1, f64::INFINITY);
     rt.spawn(async move {
         serve_party(
             host,

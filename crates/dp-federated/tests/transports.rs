@@ -31,7 +31,7 @@ fn hosts(data: Vec<PartyData>, faults: &[InjectedFault]) -> Vec<PartyHost> {
         .zip(secrets(k))
         .enumerate()
         .map(|(i, (d, s))| {
-            PartyHost::new(d, s, f64::INFINITY)
+            PartyHost::new(d, s, k, f64::INFINITY)
                 .with_fault(faults.get(i).copied().unwrap_or_default())
         })
         .collect()
@@ -91,7 +91,7 @@ fn in_process_transport_reproduces_the_dist_dp_fw_solver_bit_for_bit() {
         .into_iter()
         .zip(gens)
         .map(|(d, (sampling, noise))| {
-            PartyHost::new(d, PartySecrets { sampling, noise }, f64::INFINITY)
+            PartyHost::new(d, PartySecrets { sampling, noise }, 3, f64::INFINITY)
         })
         .collect();
     let mut t = InProcess::start(hs, DEADLINE);
@@ -163,12 +163,12 @@ fn a_party_refuses_rounds_after_stop_and_out_of_order() {
 #[test]
 fn a_party_refuses_a_budget_above_its_cap_and_bad_bounds() {
     let (job, data) = problem(2);
-    let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), 0.5);
+    let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), 2, 0.5);
     let e = h.configure(&job.to_setup(0, 2, 60, 9)).unwrap_err();
-    assert!(e.contains("above its cap"), "{e}");
+    assert!(e.contains("above this party's cap"), "{e}");
     let mut tight = job.clone();
     tight.feature_bound = 0.5;
-    let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), f64::INFINITY);
+    let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), 2, f64::INFINITY);
     let e = h.configure(&tight.to_setup(0, 2, 60, 9)).unwrap_err();
     assert!(e.contains("feature bound"), "{e}");
 }
@@ -196,4 +196,86 @@ fn os_entropy_secrets_differ() {
     for s in 0..2048u64 {
         assert_ne!(PartySecrets::from_u64(s).noise.next_u64(), x);
     }
+}
+
+/// Issue 24, defect 4: a party's `--max-epsilon` was compared with its own ledger, but
+/// one person's row is at every party (and the label at all): what that person is
+/// exposed to is the joint guarantee. A cap between the party's own epsilon and the
+/// joint one was accepted before; it is refused now, at K = 2, 4 and 8.
+#[test]
+fn a_party_cap_between_its_own_and_the_joint_guarantee_is_refused() {
+    for k in [2usize, 4, 8] {
+        let (cols, y) = synthetic_lasso(60, 16, 3);
+        let data = split_contiguous(cols, y, k).unwrap();
+        let job = Job::new(1.0, 25, 12, 5, 4.0, 1e-5, 1.0, 1.0);
+        // What the party's own ledger and the joint ledger say, from an unrestricted
+        // configure, and the in-process solver's joint guarantee beside them.
+        let mut free = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), k, f64::INFINITY);
+        let own = free
+            .configure(&job.to_setup(0, k, 60, 16))
+            .unwrap()
+            .ledger_epsilon;
+        let joint = 4.0; // DistDpFw calibrates the joint ledger to the target
+        assert!(own < joint * 0.9, "K = {k}: own {own}, joint {joint}");
+        let cap = 0.5 * (own + joint);
+        let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), k, cap);
+        let e = h.configure(&job.to_setup(0, k, 60, 16)).unwrap_err();
+        assert!(
+            e.contains("joint guarantee") && e.contains("above this party's cap"),
+            "K = {k}: {e}"
+        );
+        // A cap at the joint guarantee is accepted.
+        let mut ok = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), k, joint);
+        assert!(ok.configure(&job.to_setup(0, k, 60, 16)).is_ok(), "K = {k}");
+    }
+}
+
+/// Issue 24, defect 4: parties took the K the server announced. A party configured for
+/// K = 4 refuses a job announcing 2 (which would halve the composition it checks) or 8.
+#[test]
+fn a_party_refuses_an_announced_k_other_than_its_own() {
+    let (cols, y) = synthetic_lasso(60, 16, 3);
+    let data = split_contiguous(cols, y, 4).unwrap();
+    let job = Job::new(1.0, 25, 12, 5, 4.0, 1e-5, 1.0, 1.0);
+    for announced in [2usize, 8] {
+        let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), 4, f64::INFINITY);
+        let e = h
+            .configure(&job.to_setup(0, announced, 60, 16))
+            .unwrap_err();
+        assert!(
+            e.contains(&format!("announces K = {announced}")) && e.contains("configured for K = 4"),
+            "{e}"
+        );
+    }
+    // The right K, but a block layout that does not match the party's columns (the
+    // server announces another dimension): refused too.
+    let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), 4, f64::INFINITY);
+    let e = h.configure(&job.to_setup(0, 4, 60, 20)).unwrap_err();
+    assert!(e.contains("the plan assigns features"), "{e}");
+    let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), 4, f64::INFINITY);
+    assert!(h.configure(&job.to_setup(0, 4, 60, 16)).is_ok());
+}
+
+/// Issue 24, plan inputs: two neighbouring data sets (row 0 replaced, within the
+/// bounds) give the same public shape and the same per-party ledgers: nothing the
+/// server or a party plans with is read from the records.
+#[test]
+fn neighbouring_data_give_the_same_plan_and_shape() {
+    let (cols, y) = synthetic_lasso(60, 9, 3);
+    let (mut cols2, mut y2) = (cols.clone(), y.clone());
+    for c in cols2.iter_mut() {
+        c[0] = -c[0] * 0.5;
+    }
+    y2[0] = -y2[0] * 0.5;
+    let job = Job::new(1.0, 25, 12, 5, 2.0, 1e-5, 1.0, 1.0);
+    let run = |cols: Vec<Vec<f64>>, y: Vec<f64>| {
+        let data = split_contiguous(cols, y, 3).unwrap();
+        let mut t = InProcess::start(hosts(data, &[]), DEADLINE);
+        coordinator::run(&mut t, &job, false).unwrap()
+    };
+    let a = run(cols, y);
+    let b = run(cols2, y2);
+    assert_eq!((a.samples, a.dim, a.parties), (b.samples, b.dim, b.parties));
+    assert_eq!(a.party_epsilon, b.party_epsilon);
+    assert_eq!(a.coefficients.len(), b.coefficients.len());
 }

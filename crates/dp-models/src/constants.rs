@@ -29,16 +29,58 @@ use dp_accounting::{Epsilon, Norm, Sensitivity};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+/// The pure epsilon a release already spent: finite and `>= 0`, checked where it is
+/// created ([`SpentEpsilon::new`], and when read from JSON), so that nothing downstream
+/// can sum a negative cost into a ledger (a bound declared at `-0.5` beside one at
+/// `+0.5` would otherwise cancel and leave a guarantee that omits what was spent) or
+/// carry an infinite one into an accountant.
+///
+/// ```
+/// use dp_models::constants::SpentEpsilon;
+/// assert_eq!(SpentEpsilon::new(0.5)?.get(), 0.5);
+/// let e = SpentEpsilon::new(-0.5).unwrap_err().to_string();
+/// assert!(e.contains("-0.5") && e.contains("finite and >= 0"), "{e}");
+/// assert!(SpentEpsilon::new(f64::INFINITY).is_err());
+/// # Ok::<(), dp_models::ModelError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct SpentEpsilon(f64);
+
+impl SpentEpsilon {
+    /// `epsilon`, if finite and `>= 0`; otherwise an error naming the value.
+    pub fn new(epsilon: f64) -> Result<Self> {
+        crate::error::non_negative("provenance epsilon (privacy already spent)", epsilon).map(Self)
+    }
+    /// The value.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl TryFrom<f64> for SpentEpsilon {
+    type Error = ModelError;
+    fn try_from(epsilon: f64) -> Result<Self> {
+        Self::new(epsilon)
+    }
+}
+
+impl From<SpentEpsilon> for f64 {
+    fn from(e: SpentEpsilon) -> f64 {
+        e.0
+    }
+}
+
 /// Where a constant came from.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Provenance {
     /// Derived only from bounds the caller declared as public knowledge (no privacy cost).
     PublicBound,
     /// Released by a differentially private mechanism at the given (pure) epsilon, which
-    /// was charged to a ledger.
+    /// was charged to a ledger. Build it with [`Provenance::privately_estimated`].
     PrivatelyEstimated {
-        /// The privacy budget spent on the estimate.
-        epsilon: f64,
+        /// The privacy budget spent on the estimate (finite, `>= 0`).
+        epsilon: SpentEpsilon,
     },
     /// Released by a Gaussian mechanism of the given noise multiplier (standard
     /// deviation over L2 sensitivity), charged to a ledger as one Gaussian release
@@ -52,6 +94,15 @@ pub enum Provenance {
     },
     /// Computed from the private data without any privacy protection.
     DataNonPrivate,
+}
+
+impl Provenance {
+    /// [`Provenance::PrivatelyEstimated`] at `epsilon`, refused unless finite and `>= 0`.
+    pub fn privately_estimated(epsilon: f64) -> Result<Self> {
+        Ok(Self::PrivatelyEstimated {
+            epsilon: SpentEpsilon::new(epsilon)?,
+        })
+    }
 }
 
 /// A value together with its [`Provenance`].
@@ -70,6 +121,14 @@ impl<T> Tagged<T> {
             value,
             provenance: Provenance::PublicBound,
         }
+    }
+    /// Tags `value` as released by a pure `epsilon`-DP mechanism (charged elsewhere):
+    /// `epsilon` must be finite and `>= 0` (an error naming it otherwise).
+    pub fn privately_estimated(value: T, epsilon: f64) -> Result<Self> {
+        Ok(Self {
+            value,
+            provenance: Provenance::privately_estimated(epsilon)?,
+        })
     }
     /// Tags `value` as computed from the data without privacy.
     pub fn data_non_private(value: T) -> Self {
@@ -482,7 +541,7 @@ where
     Ok(PrivateSmoothness {
         estimates: Tagged {
             value: estimates,
-            provenance: Provenance::PrivatelyEstimated { epsilon: total },
+            provenance: Provenance::privately_estimated(total)?,
         },
         per_sample_bounds,
         laplace_scales,
@@ -605,7 +664,7 @@ where
     };
     Ok(Tagged {
         value: beta,
-        provenance: Provenance::PrivatelyEstimated { epsilon: charged },
+        provenance: Provenance::privately_estimated(charged)?,
     })
 }
 
@@ -921,7 +980,7 @@ where
     Ok(BoundedSmoothness {
         estimates: Tagged {
             value: estimates,
-            provenance: Provenance::PrivatelyEstimated { epsilon: charged },
+            provenance: Provenance::privately_estimated(charged)?,
         },
         ceilings,
         laplace_scales,
@@ -1413,11 +1472,43 @@ mod tests {
         assert!(e.to_string().contains("without privacy"), "{e}");
         assert_eq!(t.require_private(true).unwrap(), 1.0);
         assert_eq!(Tagged::public(2.0).require_private(false).unwrap(), 2.0);
-        let p = Tagged {
-            value: 3.0,
-            provenance: Provenance::PrivatelyEstimated { epsilon: 0.1 },
-        };
+        let p = Tagged::privately_estimated(3.0, 0.1).unwrap();
         assert_eq!(p.require_private(false).unwrap(), 3.0);
+    }
+
+    /// Issue 24: a negative or non-finite provenance epsilon was accepted, so summed
+    /// costs could cancel (+0.5 and -0.5) and DP-CD took a negative cost as free budget.
+    /// It is now refused where it is created: constructors and deserialisation.
+    #[test]
+    fn provenance_epsilon_is_finite_and_non_negative_where_created() {
+        for bad in [-0.5, -1e-300, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let e = Tagged::privately_estimated(1.0, bad)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("provenance epsilon") && e.contains("finite and >= 0"),
+                "{bad}: {e}"
+            );
+            assert!(Provenance::privately_estimated(bad).is_err(), "{bad}");
+            assert!(SpentEpsilon::try_from(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            Tagged::privately_estimated(1.0, 0.0).unwrap().provenance,
+            Provenance::privately_estimated(0.0).unwrap()
+        );
+        // JSON round trip keeps the format, and a negative cost in a file is refused.
+        let t = Tagged::privately_estimated(2.0, 0.25).unwrap();
+        let text = serde_json::to_string(&t).unwrap();
+        assert_eq!(
+            text,
+            r#"{"value":2.0,"provenance":{"PrivatelyEstimated":{"epsilon":0.25}}}"#
+        );
+        assert_eq!(serde_json::from_str::<Tagged<f64>>(&text).unwrap(), t);
+        let neg = text.replace("0.25", "-0.5");
+        let e = serde_json::from_str::<Tagged<f64>>(&neg)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("-0.5") && e.contains("finite and >= 0"), "{e}");
     }
 
     mod private {
@@ -1493,7 +1584,7 @@ mod tests {
                 e => panic!("unexpected ledger {e:?}"),
             }
             match r.estimates.provenance {
-                Provenance::PrivatelyEstimated { epsilon } => assert!(epsilon >= eps),
+                Provenance::PrivatelyEstimated { epsilon } => assert!(epsilon.get() >= eps),
                 p => panic!("{p:?}"),
             }
             assert!(r.estimates.require_private(false).is_ok());

@@ -175,6 +175,22 @@ pub trait ClipValues: Design {
     /// changed (each counted once). `bound` must be finite and > 0; otherwise nothing
     /// changes and the error names the value.
     fn clip_values(&mut self, bound: f64) -> Result<usize>;
+    /// Sets the values at the `(row, column)` positions `entries` to 0 and returns how
+    /// many changed (a position already 0, or not stored in a sparse design, does not
+    /// count). A position outside the design is an error and nothing changes. A sparse
+    /// design keeps the position as a stored 0, which every kernel treats as 0. Used to
+    /// project records onto a declared support bound (dp-optim's
+    /// `RowSupport::project`).
+    fn zero_entries(&mut self, entries: &[(usize, usize)]) -> Result<usize>;
+}
+
+fn check_positions(entries: &[(usize, usize)], n: usize, p: usize) -> Result<()> {
+    if let Some(&(i, j)) = entries.iter().find(|&&(i, j)| i >= n || j >= p) {
+        return Err(ModelError::Shape(format!(
+            "position (row {i}, column {j}) is outside the {n} x {p} design"
+        )));
+    }
+    Ok(())
 }
 
 /// Clips `values` in place, returning how many changed.
@@ -278,6 +294,31 @@ impl DenseDesign {
             cols,
             rows: OnceLock::new(),
         })
+    }
+
+    /// Builds from `p` columns of `n` values each, given column after column and taken
+    /// by value (not copied), without the row-major copy (built on the first row
+    /// access, as [`DenseDesign::from_matrix_deferred_rows`]). Fails on a length other
+    /// than `n * p`, on empty or on non-finite data.
+    ///
+    /// ```
+    /// use dp_models::{DenseDesign, Design};
+    /// let x = DenseDesign::from_col_major_deferred_rows(2, 2, vec![1.0, 2.0, 3.0, 4.0])?;
+    /// assert!(!x.has_row_copy());
+    /// assert_eq!(x, DenseDesign::from_col_major(2, 2, &[1.0, 2.0, 3.0, 4.0])?);
+    /// assert!(DenseDesign::from_col_major_deferred_rows(2, 2, vec![1.0]).is_err());
+    /// # Ok::<(), dp_models::ModelError>(())
+    /// ```
+    pub fn from_col_major_deferred_rows(n: usize, p: usize, data: Vec<f64>) -> Result<Self> {
+        if data.len() != n * p {
+            return Err(ModelError::Shape(format!(
+                "column-major data has {} values, expected n * p = {n} * {p} = {}",
+                data.len(),
+                n * p
+            )));
+        }
+        check_non_empty(n, p)?;
+        Self::from_matrix_deferred_rows(DMatrix::from_vec(n, p, data))
     }
 
     /// Whether the row-major copy has been built (always, except for a design from
@@ -471,6 +512,22 @@ impl ClipValues for DenseDesign {
         if let Some(rows) = self.rows.get_mut() {
             let again = clip_slice(rows, bound);
             debug_assert_eq!(changed, again, "the two layouts hold the same values");
+        }
+        Ok(changed)
+    }
+
+    fn zero_entries(&mut self, entries: &[(usize, usize)]) -> Result<usize> {
+        let (n, p) = (self.cols.nrows(), self.cols.ncols());
+        check_positions(entries, n, p)?;
+        let mut changed = 0;
+        for &(i, j) in entries {
+            if self.cols[(i, j)] != 0.0 {
+                self.cols[(i, j)] = 0.0;
+                changed += 1;
+            }
+            if let Some(rows) = self.rows.get_mut() {
+                rows[i * p + j] = 0.0;
+            }
         }
         Ok(changed)
     }
@@ -679,6 +736,25 @@ impl ClipValues for SparseDesign {
         let changed = clip_slice(&mut self.col_val, bound);
         let again = clip_slice(&mut self.row_val, bound);
         debug_assert_eq!(changed, again, "the two layouts hold the same values");
+        Ok(changed)
+    }
+
+    fn zero_entries(&mut self, entries: &[(usize, usize)]) -> Result<usize> {
+        check_positions(entries, self.n, self.p)?;
+        let mut changed = 0;
+        for &(i, j) in entries {
+            let (a, b) = (self.col_ptr[j], self.col_ptr[j + 1]);
+            if let Some(k) = self.row_idx[a..b].iter().position(|&r| r == i) {
+                if self.col_val[a + k] != 0.0 {
+                    changed += 1;
+                }
+                self.col_val[a + k] = 0.0;
+            }
+            let (a, b) = (self.row_ptr[i], self.row_ptr[i + 1]);
+            if let Some(k) = self.col_idx[a..b].iter().position(|&c| c == j) {
+                self.row_val[a + k] = 0.0;
+            }
+        }
         Ok(changed)
     }
 }

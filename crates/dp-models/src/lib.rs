@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod choice;
 pub mod constants;
 pub mod constraint;
 pub mod dataset;
@@ -16,6 +17,7 @@ pub mod reference;
 pub mod simd;
 pub mod split;
 
+pub use choice::{AnyDualLoss, AnyLoss, AnyPenalty, LossKind, PenaltyKind};
 pub use constants::{Provenance, Tagged};
 pub use constraint::{BoxSet, ConstraintSet, L1Ball, L1BallProduct, Simplex, Vertex};
 pub use dataset::Dataset;

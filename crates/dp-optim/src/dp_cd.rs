@@ -1487,7 +1487,7 @@ mod add_remove_tests {
         // Constants or bounds paid for before the fit: their relation is unknown.
         let pre = |v| Tagged {
             value: v,
-            provenance: Provenance::PrivatelyEstimated { epsilon: 0.01 },
+            provenance: Provenance::privately_estimated(0.01).unwrap(),
         };
         for s in [
             Smoothness::Given(pre(vec![0.2; 3])),
@@ -1495,7 +1495,7 @@ mod add_remove_tests {
                 feature_bounds: None,
                 row_norm_bound: Some(Tagged {
                     value: 1.0,
-                    provenance: Provenance::PrivatelyEstimated { epsilon: 0.01 },
+                    provenance: Provenance::privately_estimated(0.01).unwrap(),
                 }),
                 budget_fraction: 0.1,
                 failure_probability: None,

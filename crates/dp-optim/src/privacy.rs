@@ -242,7 +242,7 @@ pub(crate) use privacy_setters;
 /// error (never charged as 0).
 pub(crate) fn pre_spent_epsilon(provenance: &dp_models::constants::Provenance) -> f64 {
     match provenance {
-        dp_models::constants::Provenance::PrivatelyEstimated { epsilon } => *epsilon,
+        dp_models::constants::Provenance::PrivatelyEstimated { epsilon } => epsilon.get(),
         dp_models::constants::Provenance::PrivatelyEstimatedGaussian { .. } => f64::NAN,
         _ => 0.0,
     }
@@ -250,11 +250,21 @@ pub(crate) fn pre_spent_epsilon(provenance: &dp_models::constants::Provenance) -
 
 /// Charges the pure-DP cost `epsilon` of something released before the fit (nothing
 /// when it is 0), labelled `what`, and returns `epsilon`.
+///
+/// Every provenance epsilon is finite and `>= 0` where it is created
+/// ([`dp_models::constants::SpentEpsilon`]), so sums of them are too; a negative or
+/// infinite `epsilon` reaching here anyway is refused (never charged as free budget).
 pub(crate) fn charge_pre_spent(
     ledger: &mut dp_accounting::ledger::Ledger,
     epsilon: f64,
     what: &str,
 ) -> Result<f64> {
+    if epsilon < 0.0 || epsilon == f64::INFINITY {
+        return Err(OptimError::Unsupported(format!(
+            "the {what} carry a privacy cost of epsilon = {epsilon}, which is not finite and \
+             >= 0"
+        )));
+    }
     if epsilon.is_nan() {
         return Err(OptimError::Unsupported(format!(
             "the {what} were released by a Gaussian mechanism before the fit; their cost \

@@ -19,8 +19,16 @@
 //!
 //! *Preconditions:* the bound ([`RowSupport`]) is chosen without looking at the data
 //! (e.g. from the schema: the number of numeric columns plus one per one-hot encoded
-//! column); every record of the data satisfies it (the fit checks, and refuses data
-//! that break it before anything is charged or drawn); every coordinate is visited at
+//! column); every record of the data satisfies it. A front end makes it hold with
+//! [`RowSupport::project`], which keeps the `k` largest-magnitude non-zeros of an
+//! offending record (per group) and sets the others to 0: a fixed map applied record by
+//! record, reading nothing but that record and the public bound, so neighbouring
+//! datasets stay neighbouring under the same relation after it and the claim below
+//! holds for the projected data (`cargo xtask fit --max-nonzeros` does this, as
+//! `--feature-bound` clips; how many records were projected is a count from the data,
+//! reported only in the non-private diagnostics). The fit itself checks the bound and
+//! refuses data that break it before anything is charged or drawn (a caller that did
+//! not project); every coordinate is visited at
 //! most `ceil(T / p)` times in `T` steps, which holds for the
 //! [`Cyclic`](crate::CoordinateOrder::Cyclic) and
 //! [`Permutation`](crate::CoordinateOrder::Permutation) orders (each block of `p`
@@ -187,8 +195,75 @@ impl RowSupport {
         Ok(updates.min(k.saturating_mul(visits)))
     }
 
+    /// Projects every record of `x` onto the bound: in each group (all `p` features for
+    /// [`RowSupport::AtMost`]), a record with more non-zeros than allowed keeps the
+    /// allowed number of its largest-magnitude ones (ties: the lower feature index) and
+    /// the others are set to 0. Returns how many records were projected.
+    ///
+    /// # Privacy
+    /// The map reads one record and the public bound only, and is the same for every
+    /// record: datasets that differ in one record (replace-one) or by one record
+    /// (add/remove) still do after it, so a mechanism that is private on data
+    /// satisfying the bound is private on `project`'s output for the raw data with the
+    /// same guarantee (pre-processing by a fixed per-record map). The returned count is
+    /// computed from the data without privacy: for the data holder, not for
+    /// publication.
+    ///
+    /// ```
+    /// use dp_models::{DenseDesign, Design};
+    /// use dp_optim::support::RowSupport;
+    /// let mut x = DenseDesign::from_row_major(2, 3, &[0.5, -2.0, 1.0, 0.0, 1.0, 0.0])?;
+    /// assert_eq!(RowSupport::AtMost(2).project(&mut x)?, 1);
+    /// assert_eq!(x.row(0), &[0.0, -2.0, 1.0]); // 0.5, the smallest, dropped
+    /// assert_eq!(x.row(1), &[0.0, 1.0, 0.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn project<D: dp_models::ClipValues>(&self, x: &mut D) -> Result<usize> {
+        let (n, p) = (x.n_samples(), x.n_features());
+        self.check(p)?;
+        let all: Vec<usize>;
+        let groups: Vec<(&[usize], usize)> = match self {
+            RowSupport::AtMost(k) => {
+                all = (0..p).collect();
+                vec![(&all[..], *k)]
+            }
+            RowSupport::Groups(gs) => gs
+                .iter()
+                .map(|g| (&g.features[..], g.max_nonzero))
+                .collect(),
+        };
+        let mut projected = vec![false; n];
+        let mut drop: Vec<(usize, usize)> = Vec::new();
+        let mut entries: Vec<(usize, usize, f64)> = Vec::new();
+        for (features, limit) in groups {
+            entries.clear();
+            for &j in features {
+                x.for_each_in_col(j, |i, v| {
+                    if v != 0.0 {
+                        entries.push((i, j, v.abs()));
+                    }
+                });
+            }
+            // By record, then largest magnitude first, then lower feature index.
+            entries.sort_by(|a, b| a.0.cmp(&b.0).then(b.2.total_cmp(&a.2)).then(a.1.cmp(&b.1)));
+            let mut start = 0;
+            while start < entries.len() {
+                let i = entries[start].0;
+                let end = start + entries[start..].iter().take_while(|e| e.0 == i).count();
+                if end - start > limit {
+                    projected[i] = true;
+                    drop.extend(entries[start + limit..end].iter().map(|e| (i, e.1)));
+                }
+                start = end;
+            }
+        }
+        x.zero_entries(&drop)?;
+        Ok(projected.iter().filter(|&&b| b).count())
+    }
+
     /// Checks that every record of `x` satisfies the bound (a value counts as non-zero
-    /// when it is not `0.0`). The error names the first record that breaks it.
+    /// when it is not `0.0`). The error names the first record that breaks it; project
+    /// the data first ([`RowSupport::project`]) so that it does not happen.
     ///
     /// This compares the data with the caller's public claim without privacy; a
     /// failure releases nothing (the fit stops before charging or drawing), and the
@@ -313,5 +388,47 @@ mod tests {
         assert!(RowSupport::one_hot(vec![vec![0, 1]])
             .validate(&dense)
             .is_ok());
+    }
+
+    /// Issue 24: a record that broke a declared support bound made the fit refuse with
+    /// its index (a non-private output). `project` keeps its largest-magnitude
+    /// non-zeros instead; the projected data satisfy the bound, records within it are
+    /// unchanged, dense and sparse agree.
+    #[test]
+    fn projection_keeps_the_largest_non_zeros_and_then_the_bound_holds() {
+        // Rows: (1, 0, -3, 2), (0, 1, 1, 0), (0.5, 0.5, 0.5, 0).
+        let rows = [1.0, 0.0, -3.0, 2.0, 0.0, 1.0, 1.0, 0.0, 0.5, 0.5, 0.5, 0.0];
+        let dense = DenseDesign::from_row_major(3, 4, &rows).unwrap();
+        let sparse = SparseDesign::from_dense(&dense);
+        let bound = RowSupport::AtMost(2);
+        assert!(bound.validate(&dense).is_err());
+        let mut d = dense.clone();
+        assert_eq!(bound.project(&mut d).unwrap(), 2);
+        assert_eq!(d.row(0), &[0.0, 0.0, -3.0, 2.0]);
+        assert_eq!(d.row(1), &[0.0, 1.0, 1.0, 0.0]);
+        // Ties: the lower feature index stays.
+        assert_eq!(d.row(2), &[0.5, 0.5, 0.0, 0.0]);
+        assert!(bound.validate(&d).is_ok());
+        let mut s = sparse.clone();
+        assert_eq!(bound.project(&mut s).unwrap(), 2);
+        assert!(bound.validate(&s).is_ok());
+        for i in 0..3 {
+            let mut row = [0.0; 4];
+            s.for_each_in_row(i, |j, v| row[j] = v);
+            assert_eq!(&row[..], d.row(i), "row {i}");
+        }
+        // Per group: features 1 and 2 one-hot; record 1 has both (equal: 1 stays),
+        // record 2 too; record 0 only feature 2.
+        let g = RowSupport::one_hot(vec![vec![1, 2]]);
+        let mut d = dense.clone();
+        assert_eq!(g.project(&mut d).unwrap(), 2);
+        assert_eq!(d.row(1), &[0.0, 1.0, 0.0, 0.0]);
+        assert_eq!(d.row(2), &[0.5, 0.5, 0.0, 0.0]);
+        assert_eq!(d.row(0), dense.row(0));
+        assert!(g.validate(&d).is_ok());
+        // Data within the bound: nothing changes.
+        let mut d = dense.clone();
+        assert_eq!(RowSupport::AtMost(3).project(&mut d).unwrap(), 0);
+        assert_eq!(d, dense);
     }
 }

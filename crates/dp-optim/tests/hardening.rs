@@ -215,7 +215,7 @@ fn privately_estimated_constants_are_charged_and_composed() {
     let data = regression(200, 4);
     let m = Tagged {
         value: vec![2.0; 4],
-        provenance: Provenance::PrivatelyEstimated { epsilon: 0.3 },
+        provenance: Provenance::privately_estimated(0.3).unwrap(),
     };
     let check = |privacy: &PrivacyReport, label: &str| {
         assert!(
@@ -265,7 +265,7 @@ fn privately_estimated_constants_are_charged_and_composed() {
     check(fit.privacy().unwrap(), "dp-gcd");
     let beta = Tagged {
         value: 2.0,
-        provenance: Provenance::PrivatelyEstimated { epsilon: 0.3 },
+        provenance: Provenance::privately_estimated(0.3).unwrap(),
     };
     let fit = DpSgdParams::new(Squared::full(), L1::new(0.01).unwrap())
         .epsilon(1.0)
@@ -281,7 +281,7 @@ fn privately_estimated_constants_are_charged_and_composed() {
     // More than the target already spent: refused, nothing released.
     let too_much = Tagged {
         value: vec![2.0; 4],
-        provenance: Provenance::PrivatelyEstimated { epsilon: 1.5 },
+        provenance: Provenance::privately_estimated(1.5).unwrap(),
     };
     let e = DpCdParams::new(Squared::full(), L1::new(0.01).unwrap())
         .epsilon(1.0)
@@ -367,4 +367,42 @@ fn duplicate_sparse_triplets_cannot_overflow_into_the_design() {
             assert!(fit.model.coefficients.iter().all(|w| w.is_finite()));
         }
     }
+}
+
+/// Issue 24, defect 3: a negative (or non-finite) provenance epsilon was accepted, so
+/// DP-CD took a negative cost as free budget and summed bounds could cancel (feature
+/// bounds at +0.5 and a row bound at -0.5 left a ledger reporting 0.99997 with 0.5
+/// spent). Every way to create one is now refused with an error naming the value: the
+/// constructors (dp-models' unit test) and reading a file, checked here with the JSON
+/// a caller could load.
+#[test]
+fn negative_provenance_epsilon_is_refused_where_it_is_created() {
+    for bad in ["-0.5", "-1e-300"] {
+        let text = format!(
+            r#"{{"value":[1.0,1.0,1.0],"provenance":{{"PrivatelyEstimated":{{"epsilon":{bad}}}}}}}"#
+        );
+        let read = serde_json::from_str::<Tagged<Vec<f64>>>(&text);
+        let e = match read {
+            Ok(t) => panic!("accepted a provenance epsilon of {bad}: {t:?}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("finite and >= 0"), "{e}");
+    }
+    // A valid cost still reads, and is charged.
+    let ok: Tagged<Vec<f64>> = serde_json::from_str(
+        r#"{"value":[2.0,2.0,2.0,2.0],"provenance":{"PrivatelyEstimated":{"epsilon":0.3}}}"#,
+    )
+    .unwrap();
+    let fit = DpCdParams::new(Squared::full(), L1::new(0.01).unwrap())
+        .epsilon(1.0)
+        .delta(1e-6)
+        .passes(2)
+        .clip(1.0)
+        .smoothness(Smoothness::Given(ok))
+        .build()
+        .unwrap()
+        .fit_seeded(&regression(200, 4), 3)
+        .unwrap();
+    let g = fit.model.privacy.unwrap().guarantee;
+    assert!(g.epsilon >= 0.3 && g.epsilon <= 1.0, "{g:?}");
 }

@@ -49,7 +49,7 @@ fn check(fit: &Fitted, accountant: Accountant, tight: bool, label: &str) {
 fn estimated<T>(value: T) -> Tagged<T> {
     Tagged {
         value,
-        provenance: Provenance::PrivatelyEstimated { epsilon: 0.3 },
+        provenance: Provenance::privately_estimated(0.3).unwrap(),
     }
 }
 
@@ -305,7 +305,7 @@ fn private_bounded_constants_are_charged_first() {
     }
     assert!(matches!(
         plan.smoothness_provenance,
-        Provenance::PrivatelyEstimated { epsilon } if (epsilon - 0.2).abs() < 1e-12
+        Provenance::PrivatelyEstimated { epsilon } if (epsilon.get() - 0.2).abs() < 1e-12
     ));
     let fit = dp_gcd::DpGcdParams::new(Squared::half(), L1::new(0.01).unwrap())
         .epsilon(1.0)

@@ -15,6 +15,8 @@
 use dp_accounting::calibrate::{calibrate_sigma, Accountant, Plan, PlanMechanism};
 use dp_accounting::ledger::Ledger;
 use dp_accounting::mechanisms::{Gaussian, Laplace};
+use dp_accounting::testing::strategies::{adversarial_rows, Draws, Relation};
+use dp_accounting::testing::{AuditReport, Auditor, Side};
 use dp_accounting::{Delta, Epsilon, NoiseMultiplier, Norm, Sensitivity};
 use dp_models::constants::{
     clipped_smoothness_sum, private_coordinate_smoothness_with, PrivateSmoothnessOptions,
@@ -33,7 +35,7 @@ use dp_optim::{
     Accounting, Adjacency, BatchUpdates, CoordinateOrder, DpCdParams, DpScdParams, DpSgdParams,
     GlobalSmoothness, RowSupport, Smoothness, SolverPlan,
 };
-use rand::{Rng, SeedableRng};
+use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
 // ---------------------------------------------------------------------------------
@@ -106,29 +108,18 @@ struct Neighbours {
 }
 
 impl Neighbours {
+    /// A replace-one pair from the public strategy
+    /// `dp_accounting::testing::strategies::adversarial_rows` (moderate records, the
+    /// replaced one wild, on either side), drawn from a stream seeded by `rng`.
     fn random<R: Rng>(rng: &mut R, n: usize, p: usize, classification: bool) -> Self {
-        let x: Vec<f64> = (0..n * p).map(|_| moderate(rng)).collect();
-        let y: Vec<f64> = (0..n).map(|_| label(rng, classification, false)).collect();
-        let i = rng.random_range(0..n);
-        let mut x2 = x.clone();
-        let mut y2 = y.clone();
-        for j in 0..p {
-            x2[i * p + j] = wild(rng);
-        }
-        y2[i] = label(rng, classification, true);
-        // Half of the time the original row is the extreme one instead.
-        if rng.random::<bool>() {
-            Self {
-                n,
-                p,
-                x: x2,
-                y: y2,
-                x2: x,
-                y2: y,
-            }
-        } else {
-            Self { n, p, x, y, x2, y2 }
-        }
+        let pair = Draws::new(rng.random()).draw(&adversarial_rows(
+            n..n + 1,
+            p,
+            classification,
+            Relation::ReplaceOne,
+        ));
+        let ((x, y), (x2, y2)) = pair.row_major();
+        Self { n, p, x, y, x2, y2 }
     }
     fn dense(&self) -> (Dataset<DenseDesign>, Dataset<DenseDesign>) {
         let d = DenseDesign::from_row_major(self.n, self.p, &self.x).unwrap();
@@ -865,125 +856,57 @@ fn private_smoothness_clipped_mean_within_laplace_sensitivity() {
 // 2. Empirical privacy
 // ---------------------------------------------------------------------------------
 
-/// `ln C(n, k)` by summing logarithms (exact up to rounding).
-fn ln_choose(n: u64, k: u64) -> f64 {
-    (0..k.min(n))
-        .map(|i| ((n - i) as f64 / (i + 1) as f64).ln())
-        .sum()
+/// False-alarm rate of every empirical audit below: each bound is valid with
+/// probability at least `1 - ALPHA` (the auditor's Clopper-Pearson bounds, Bonferroni over
+/// a fixed grid or one pilot-chosen event).
+const ALPHA: f64 = 1e-6;
+
+/// The dataset a trial runs on.
+fn pick<'a, T>(side: Side, d: &'a T, d2: &'a T) -> &'a T {
+    match side {
+        Side::D => d,
+        Side::DPrime => d2,
+    }
 }
 
-/// `ln P(Bin(n, p) <= k)` given `ln_c = ln C(n, k)`: the terms are summed in log space
-/// from `i = k` downwards until they fall below `e^-50` of the sum (they decrease
-/// geometrically there whenever `p >= k / n`, and every Clopper-Pearson bound we need
-/// lies in the region where the omitted tail is far below the bisection's resolution).
-fn ln_binom_cdf(k: u64, n: u64, p: f64, ln_c: f64) -> f64 {
-    if p <= 0.0 {
-        return 0.0;
-    }
-    if p >= 1.0 {
-        return if k >= n { 0.0 } else { f64::NEG_INFINITY };
-    }
-    let k = k.min(n);
-    let (lp, lq) = (p.ln(), (-p).ln_1p());
-    let mut term = ln_c + k as f64 * lp + (n - k) as f64 * lq;
-    let mut acc = term;
-    let mut i = k;
-    while i > 0 {
-        // term_{i-1} = term_i * i / (n - i + 1) * q / p.
-        term += (i as f64 / (n - i + 1) as f64).ln() - lp + lq;
-        i -= 1;
-        let (hi, lo) = if acc > term { (acc, term) } else { (term, acc) };
-        acc = hi + (lo - hi).exp().ln_1p();
-        if term < acc - 50.0 && (i as f64) < p * n as f64 {
-            break;
-        }
-    }
-    acc
-}
-
-/// One-sided Clopper-Pearson bounds for `k` successes in `n` trials at level `alpha`:
-/// `upper` with `P(Bin(n, upper) <= k) = alpha`, `lower` with `P(Bin(n, lower) >= k) =
-/// alpha` (bisection, 64 halvings of [0, 1]).
-fn clopper_pearson(k: u64, n: u64, alpha: f64) -> (f64, f64) {
-    let la = alpha.ln();
-    let upper = if k >= n {
-        1.0
-    } else {
-        let ln_c = ln_choose(n, k);
-        let (mut lo, mut hi) = (0.0, 1.0);
-        for _ in 0..64 {
-            let mid = 0.5 * (lo + hi);
-            if ln_binom_cdf(k, n, mid, ln_c) > la {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        hi
+/// The empirical audit of one mechanism with `dp_accounting::testing::Auditor`:
+/// `runs` trials per side of `out(side, seed)` (a statistic of one seeded run on `D` or
+/// `D'`; the seeds come from the auditor's streams), thresholds fixed in advance
+/// (`grid`) or chosen by a pilot of `pilot` trials per side; the bound must not exceed
+/// `claim`. Returns the report (printed with `--nocapture`).
+fn audit_runs_of(
+    what: &str,
+    (claim, delta): (f64, f64),
+    runs: usize,
+    thresholds: Thresholds,
+    out: impl Fn(Side, u64) -> f64 + Sync,
+) -> AuditReport {
+    let mut auditor = Auditor::new(claim, delta)
+        .trials(runs as u64)
+        .seed(0xA0D1)
+        .confidence(1.0 - ALPHA);
+    auditor = match thresholds {
+        Thresholds::Grid(grid) => auditor.thresholds(grid),
+        Thresholds::Pilot(n) => auditor.pilot_trials(n),
     };
-    let lower = if k == 0 {
-        0.0
-    } else {
-        // P(Bin >= k) = 1 - P(Bin <= k - 1), increasing in p.
-        let ln_c = ln_choose(n, k - 1);
-        let (mut lo, mut hi) = (0.0, 1.0);
-        for _ in 0..64 {
-            let mid = 0.5 * (lo + hi);
-            let tail = -ln_binom_cdf(k - 1, n, mid, ln_c).exp_m1();
-            if tail < alpha {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
-    };
-    (lower, upper)
+    let report = auditor
+        .run(|side: Side, rng: &mut dyn RngCore| out(side, rng.next_u64()))
+        .unwrap();
+    eprintln!("{what}: runs {runs}, {report}");
+    assert!(
+        !report.violated && report.epsilon_lower_bound <= claim,
+        "{what}: empirical epsilon lower bound {report} exceeds the claimed {claim}"
+    );
+    report
 }
 
-/// The audit result at the best of the fixed thresholds.
-#[derive(Debug)]
-#[allow(dead_code)] // the rates and threshold are read through `Debug` in messages
-struct Audit {
-    epsilon_lower_bound: f64,
-    threshold: f64,
-    fpr: f64,
-    tpr: f64,
-}
-
-/// Threshold tests `output > t` for each fixed `t`: `FPR = P(M(D) > t)`,
-/// `TPR = 1 - FNR = P(M(D') > t)`. With probability at least `1 - alpha` (union bound
-/// over the `2 k` one-sided Clopper-Pearson intervals), every returned lower bound
-/// `ln((TPR_lower - delta) / FPR_upper)` is below the true epsilon of an
-/// `(epsilon, delta)`-DP mechanism, since DP implies `TPR <= e^eps FPR + delta`.
-fn audit(out_d: &[f64], out_d2: &[f64], thresholds: &[f64], delta: f64, alpha: f64) -> Audit {
-    let a = alpha / (2 * thresholds.len()) as f64;
-    let mut best = Audit {
-        epsilon_lower_bound: f64::NEG_INFINITY,
-        threshold: f64::NAN,
-        fpr: f64::NAN,
-        tpr: f64::NAN,
-    };
-    for &t in thresholds {
-        let fp = out_d.iter().filter(|&&v| v > t).count() as u64;
-        let tp = out_d2.iter().filter(|&&v| v > t).count() as u64;
-        let (_, fpr_up) = clopper_pearson(fp, out_d.len() as u64, a);
-        let (tpr_lo, _) = clopper_pearson(tp, out_d2.len() as u64, a);
-        let lb = if tpr_lo - delta <= 0.0 {
-            f64::NEG_INFINITY
-        } else {
-            ((tpr_lo - delta) / fpr_up).ln()
-        };
-        if lb > best.epsilon_lower_bound {
-            best = Audit {
-                epsilon_lower_bound: lb,
-                threshold: t,
-                fpr: fp as f64 / out_d.len() as f64,
-                tpr: tp as f64 / out_d2.len() as f64,
-            };
-        }
-    }
-    best
+/// How an audit's thresholds are fixed before its estimate.
+enum Thresholds {
+    /// A grid fixed in advance from the mechanism's reported noise scale.
+    Grid(Vec<f64>),
+    /// Chosen by a pilot run of this many trials per side (streams disjoint from the
+    /// estimate's).
+    Pilot(u64),
 }
 
 /// DP-CD's audited claim. A moderate delta keeps the optimal threshold test away from
@@ -991,9 +914,6 @@ fn audit(out_d: &[f64], out_d2: &[f64], thresholds: &[f64], delta: f64, alpha: f
 const DP_CD_EPS: f64 = 1.0;
 const DP_CD_DELTA: f64 = 0.05;
 const DP_CD_RUNS: usize = 3_000;
-
-/// False-alarm rate of the statistical checks below.
-const ALPHA: f64 = 1e-6;
 
 fn samples() -> usize {
     if slow() {
@@ -1003,19 +923,8 @@ fn samples() -> usize {
     }
 }
 
-/// The Clopper-Pearson helper against values computed independently with python3's
-/// `fractions` (exact binomial tails, bisection to 1e-12):
-/// k = 3, n = 10, alpha = 0.05: upper 0.6066242161, lower 0.0872644339.
-#[test]
-fn clopper_pearson_matches_exact_reference() {
-    let (lo, up) = clopper_pearson(3, 10, 0.05);
-    assert!((up - 0.606_624_216_1).abs() < 1e-8, "{up}");
-    assert!((lo - 0.087_264_433_9).abs() < 1e-8, "{lo}");
-    let (lo, up) = clopper_pearson(0, 1000, 1e-3);
-    assert_eq!(lo, 0.0);
-    // (1 - up)^1000 = 1e-3.
-    assert!((up - (1.0 - 1e-3f64.powf(1e-3))).abs() < 1e-12, "{up}");
-}
+// (The Clopper-Pearson bounds are tested against an exact reference in
+// crates/dp-accounting/tests/testing_api.rs.)
 
 /// Thresholds `t` (in units of the sensitivity; `D` centred at 0, `D'` at 1), fixed in
 /// advance as multiples of the noise scale the mechanism reports.
@@ -1050,21 +959,17 @@ fn gaussian_mechanism_empirical_epsilon_below_claim() {
         Sensitivity::new(1.0, Norm::L2).unwrap(),
     )
     .unwrap();
-    let n = samples();
-    let mut rng = ChaCha20Rng::seed_from_u64(0xE1);
-    let out_d: Vec<f64> = (0..n).map(|_| g.sample(&mut rng)).collect();
-    let out_d2: Vec<f64> = (0..n).map(|_| 1.0 + g.sample(&mut rng)).collect();
-    let a = audit(&out_d, &out_d2, &thresholds(g.std_dev()), delta, ALPHA);
-    eprintln!(
-        "gaussian: sigma = {}, claim eps = {}, {a:?}",
-        g.std_dev(),
-        cal.epsilon
+    let a = audit_runs_of(
+        &format!("gaussian: sigma = {}", g.std_dev()),
+        (cal.epsilon, delta),
+        samples(),
+        Thresholds::Grid(thresholds(g.std_dev())),
+        |side, seed| {
+            let mut rng = ChaCha20Rng::seed_from_u64(seed);
+            f64::from(u8::from(side == Side::DPrime)) + g.sample(&mut rng)
+        },
     );
-    assert!(
-        a.epsilon_lower_bound <= cal.epsilon,
-        "Gaussian mechanism: empirical epsilon lower bound {a:?} exceeds the claimed {}",
-        cal.epsilon
-    );
+    assert!(a.epsilon_lower_bound <= cal.epsilon);
 }
 
 /// The Laplace mechanism of `dp-accounting` at scale `Delta / eps` (`laplace_epsilon`
@@ -1080,18 +985,15 @@ fn laplace_mechanism_empirical_epsilon_below_claim() {
         lap.scale(),
     )
     .unwrap();
-    let n = samples();
-    let mut rng = ChaCha20Rng::seed_from_u64(0xE2);
-    let out_d: Vec<f64> = (0..n).map(|_| lap.sample(&mut rng)).collect();
-    let out_d2: Vec<f64> = (0..n).map(|_| 1.0 + lap.sample(&mut rng)).collect();
-    let a = audit(&out_d, &out_d2, &thresholds(lap.scale()), 0.0, ALPHA);
-    eprintln!(
-        "laplace: scale = {}, claim eps = {claim}, {a:?}",
-        lap.scale()
-    );
-    assert!(
-        a.epsilon_lower_bound <= claim,
-        "Laplace mechanism: empirical epsilon lower bound {a:?} exceeds the claimed {claim}"
+    audit_runs_of(
+        &format!("laplace: scale = {}", lap.scale()),
+        (claim, 0.0),
+        samples(),
+        Thresholds::Grid(thresholds(lap.scale())),
+        |side, seed| {
+            let mut rng = ChaCha20Rng::seed_from_u64(seed);
+            f64::from(u8::from(side == Side::DPrime)) + lap.sample(&mut rng)
+        },
     );
 }
 
@@ -1121,29 +1023,27 @@ fn dp_cd_single_release_empirical_epsilon_below_claim() {
     let sens = 2.0 * clip / n_rec as f64;
     let stat = |w1: f64| (-w1 * m / gamma + clip) / sens;
     let runs = if slow() { 100_000 } else { DP_CD_RUNS };
-    let mut out_d = Vec::with_capacity(runs);
-    let mut out_d2 = Vec::with_capacity(runs);
-    let mut claim = f64::NAN;
-    let mut noise_mult = f64::NAN;
-    for k in 0..runs as u64 {
-        let r = solver.fit_seeded(&d, 2 * k).unwrap();
-        let r2 = solver.fit_seeded(&d2, 2 * k + 1).unwrap();
-        if k == 0 {
-            let pr = r.privacy().unwrap();
-            claim = pr.guarantee.epsilon;
-            if let SolverPlan::DpCd(plan) = &pr.plan {
-                assert!((plan.sensitivities[0] - sens).abs() <= 1e-15);
-                noise_mult = plan.noise_multiplier;
-            }
-        }
-        out_d.push(stat(r.coefficients()[0]));
-        out_d2.push(stat(r2.coefficients()[0]));
-    }
-    let a = audit(&out_d, &out_d2, &thresholds(noise_mult), delta, ALPHA);
-    eprintln!("dp-cd release: noise multiplier = {noise_mult}, claim eps = {claim}, {a:?}");
-    assert!(
-        a.epsilon_lower_bound <= claim,
-        "DP-CD release: empirical epsilon lower bound {a:?} exceeds the claimed {claim}"
+    let probe = solver.fit_seeded(&d, u64::MAX).unwrap();
+    let pr = probe.privacy().unwrap();
+    let claim = pr.guarantee.epsilon;
+    let SolverPlan::DpCd(plan) = &pr.plan else {
+        panic!("not a DP-CD plan")
+    };
+    assert!((plan.sensitivities[0] - sens).abs() <= 1e-15);
+    let noise_mult = plan.noise_multiplier;
+    audit_runs_of(
+        &format!("dp-cd release: noise multiplier = {noise_mult}"),
+        (claim, delta),
+        runs,
+        Thresholds::Grid(thresholds(noise_mult)),
+        |side, seed| {
+            stat(
+                solver
+                    .fit_seeded(pick(side, &d, &d2), seed)
+                    .unwrap()
+                    .coefficients()[0],
+            )
+        },
     );
 }
 
@@ -1275,18 +1175,6 @@ fn fine_thresholds(noise_scale: f64) -> Vec<f64> {
         .collect()
 }
 
-/// Runs the audit in both directions (`D` vs `D'` and `D'` vs `D`), splitting `alpha`.
-fn audit_both(out_d: &[f64], out_d2: &[f64], thresholds: &[f64], delta: f64) -> Audit {
-    let a = audit(out_d, out_d2, thresholds, delta, ALPHA / 2.0);
-    // Reverse direction: "output > t" more likely on D than on D'.
-    let b = audit(out_d2, out_d, thresholds, delta, ALPHA / 2.0);
-    if b.epsilon_lower_bound > a.epsilon_lower_bound {
-        b
-    } else {
-        a
-    }
-}
-
 fn audit_runs(default: usize, long_runs: usize) -> usize {
     if long() {
         long_runs
@@ -1295,45 +1183,38 @@ fn audit_runs(default: usize, long_runs: usize) -> usize {
     }
 }
 
-/// The end of every composed DP-CD audit: `runs` seeded fits of `solver` on `d` and on
-/// `d2` (seeds `2k` and `2k + 1`), coordinate 0 of each mapped through `stat` (centred at
-/// 0 on `d` and 1 on `d2`, noise scale `s / sqrt(t)`), threshold tests (one direction,
-/// or both with `both`): the lower bound must not exceed `claim`, and with
-/// `DP_AUDIT_LONG=1` must reach 0.85 of it.
-#[allow(clippy::too_many_arguments)]
-fn composed_dp_cd_audit<S: Solver<DenseDesign>>(
+/// The end of every composed DP-CD audit: seeded fits of `solver` on `d` and on `d2`,
+/// coordinate 0 of each mapped through `stat` (centred at 0 on `d` and 1 on `d2`, noise
+/// scale `s / sqrt(t)`), threshold tests on a grid fixed in advance (both events, both
+/// orders): the lower bound must not exceed `claim`, and with `DP_AUDIT_LONG=1` (1e6
+/// fits per side) must reach 0.85 of it.
+fn composed_dp_cd_audit<S: Solver<DenseDesign> + Sync>(
     what: &str,
     solver: &S,
     (d, d2): (&Dataset<DenseDesign>, &Dataset<DenseDesign>),
-    stat: impl Fn(f64) -> f64,
+    stat: impl Fn(f64) -> f64 + Sync,
     (t, s): (u64, f64),
-    claim: f64,
-    delta: f64,
-    both: bool,
+    (claim, delta): (f64, f64),
 ) {
     let runs = audit_runs(3_000, 1_000_000);
-    let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
-    for k in 0..runs as u64 {
-        out_d.push(stat(solver.fit_seeded(d, 2 * k).unwrap().coefficients()[0]));
-        out_d2.push(stat(
-            solver.fit_seeded(d2, 2 * k + 1).unwrap().coefficients()[0],
-        ));
-    }
-    let thresholds = fine_thresholds(s / (t as f64).sqrt());
-    let a = if both {
-        audit_both(&out_d, &out_d2, &thresholds, delta)
-    } else {
-        audit(&out_d, &out_d2, &thresholds, delta, ALPHA)
-    };
-    eprintln!("{what}, {t} releases: multiplier {s}, claim {claim}, runs {runs}, {a:?}");
-    assert!(
-        a.epsilon_lower_bound <= claim,
-        "{what}: {a:?} exceeds the claim {claim}"
+    let a = audit_runs_of(
+        &format!("{what}, {t} releases: multiplier {s}"),
+        (claim, delta),
+        runs,
+        Thresholds::Grid(fine_thresholds(s / (t as f64).sqrt())),
+        |side, seed| {
+            stat(
+                solver
+                    .fit_seeded(pick(side, d, d2), seed)
+                    .unwrap()
+                    .coefficients()[0],
+            )
+        },
     );
     if long() {
         assert!(
             a.epsilon_lower_bound >= 0.85 * claim,
-            "{what}: the long audit has too little power: {a:?} against {claim}"
+            "{what}: the long audit has too little power: {a} against {claim}"
         );
     }
 }
@@ -1375,16 +1256,7 @@ fn dp_cd_composed_releases_empirical_epsilon() {
     };
     assert_eq!(plan.releases, t);
     let s = plan.noise_multiplier;
-    composed_dp_cd_audit(
-        "dp-cd",
-        &solver,
-        (&d, &d2),
-        stat,
-        (t, s),
-        claim,
-        delta,
-        false,
-    );
+    composed_dp_cd_audit("dp-cd", &solver, (&d, &d2), stat, (t, s), (claim, delta));
 }
 
 /// DP-CD under add/remove, `T = 10` composed releases, end to end with exact (GDP)
@@ -1441,9 +1313,7 @@ fn dp_cd_add_remove_composed_releases_empirical_epsilon() {
         (&d, &d2),
         stat,
         (t, s),
-        claim,
-        delta,
-        true,
+        (claim, delta),
     );
 }
 
@@ -1491,17 +1361,12 @@ fn dp_gcd_selection_and_update_empirical_epsilon() {
         };
         // The update's noise scale in units of its sensitivity (Laplace scale or std).
         let s = plan.update_multiplier;
-        let runs = audit_runs(4_000, 1_000_000);
-        let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
-        for k in 0..runs as u64 {
-            out_d.push(stat(&solver.fit_seeded(&d, 2 * k).unwrap()));
-            out_d2.push(stat(&solver.fit_seeded(&d2, 2 * k + 1).unwrap()));
-        }
-        let a = audit(&out_d, &out_d2, &fine_thresholds(s), delta, ALPHA);
-        eprintln!("dp-gcd {variant:?}: update multiplier {s}, claim {claim}, runs {runs}, {a:?}");
-        assert!(
-            a.epsilon_lower_bound <= claim,
-            "{variant:?}: {a:?} exceeds {claim}"
+        audit_runs_of(
+            &format!("dp-gcd {variant:?}: update multiplier {s}"),
+            (claim, delta),
+            audit_runs(4_000, 1_000_000),
+            Thresholds::Grid(fine_thresholds(s)),
+            |side, seed| stat(&solver.fit_seeded(pick(side, &d, &d2), seed).unwrap()),
         );
     }
 }
@@ -1566,27 +1431,24 @@ fn dp_sgd_subsampled_empirical_epsilon_both_adjacencies() {
         // tenth row has a gradient: -C on D when sampled, which D' shares under
         // add/remove). Normalised: sum / sens, signed so that D' is above D.
         let stat = |w: f64| sign * (-w * b as f64 / eta) / sens;
-        let runs = audit_runs(4_000, 1_000_000);
-        let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
-        for k in 0..runs as u64 {
-            out_d.push(stat(
-                solver.fit_seeded(&d, 2 * k).unwrap().model.coefficients[0],
-            ));
-            out_d2.push(stat(
-                solver.fit_seeded(d2, 2 * k + 1).unwrap().model.coefficients[0],
-            ));
-        }
         // The total noise std in these units is `s sqrt(steps)`; the mean shift on D'
         // is `q * steps`. Thresholds from -2 to +4 total stds, fixed in advance.
         let total = s * (steps as f64).sqrt();
         let grid: Vec<f64> = (-8..=16).map(|k| 0.25 * k as f64 * total).collect();
-        let a = audit_both(&out_d, &out_d2, &grid, delta);
-        eprintln!(
-            "dp-sgd {adjacency:?}: {steps} steps, multiplier {s}, claim {claim}, runs {runs}, {a:?}"
-        );
-        assert!(
-            a.epsilon_lower_bound <= claim,
-            "{adjacency:?}: {a:?} exceeds {claim}"
+        audit_runs_of(
+            &format!("dp-sgd {adjacency:?}: {steps} steps, multiplier {s}"),
+            (claim, delta),
+            audit_runs(4_000, 1_000_000),
+            Thresholds::Grid(grid),
+            |side, seed| {
+                stat(
+                    solver
+                        .fit_seeded(pick(side, &d, d2), seed)
+                        .unwrap()
+                        .model
+                        .coefficients[0],
+                )
+            },
         );
     }
 }
@@ -1622,34 +1484,13 @@ fn dp_cd_p_empirical_epsilon() {
     let w = |data: &Dataset<DenseDesign>, seed: u64| {
         solver.fit_seeded(data, seed).unwrap().model.coefficients[0]
     };
-    // Pilot: thresholds at fixed quantiles of the pooled pilot outputs.
-    let pilot_n = if long() { 20_000u64 } else { 500 };
-    let thresholds = pilot_thresholds(
-        (0..pilot_n)
-            .flat_map(|k| [w(&d, (1 << 40) + 2 * k), w(&d2, (1 << 40) + 2 * k + 1)])
-            .collect(),
+    audit_runs_of(
+        "dp-cd-p",
+        (claim, delta),
+        audit_runs(4_000, 1_000_000),
+        Thresholds::Pilot(if long() { 20_000 } else { 500 }),
+        |side, seed| w(pick(side, &d, &d2), seed),
     );
-    let runs = audit_runs(4_000, 1_000_000);
-    let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
-    for k in 0..runs as u64 {
-        out_d.push(w(&d, 2 * k));
-        out_d2.push(w(&d2, 2 * k + 1));
-    }
-    let a = audit_both(&out_d, &out_d2, &thresholds, delta);
-    eprintln!("dp-cd-p: claim {claim}, runs {runs}, {a:?}");
-    assert!(a.epsilon_lower_bound <= claim, "{a:?} exceeds {claim}");
-}
-
-/// Audit thresholds fixed in advance: 13 quantiles (2 % to 98 %) of the pooled outputs
-/// of a pilot run whose seeds are disjoint from the audit's.
-fn pilot_thresholds(mut pilot: Vec<f64>) -> Vec<f64> {
-    pilot.sort_by(|a, b| a.total_cmp(b));
-    [
-        0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98,
-    ]
-    .iter()
-    .map(|q| pilot[((q * pilot.len() as f64) as usize).min(pilot.len() - 1)])
-    .collect()
 }
 
 /// DP-GCD (zCDP variant) with `Smoothness::PrivateGaussian`: one Gaussian release of the
@@ -1701,30 +1542,23 @@ fn dp_gcd_gaussian_constants_empirical_epsilon() {
         };
         (plan.smoothness[0], f.model.coefficients[0])
     };
-    let pilot_n = if long() { 20_000u64 } else { 500 };
-    let pilot: Vec<(f64, f64)> = (0..pilot_n)
-        .flat_map(|k| [out(&d, (1 << 40) + 2 * k), out(&d2, (1 << 40) + 2 * k + 1)])
-        .collect();
-    let t_m = pilot_thresholds(pilot.iter().map(|o| o.0).collect());
-    let t_w = pilot_thresholds(pilot.iter().map(|o| o.1).collect());
     let runs = audit_runs(4_000, 1_000_000);
-    let (mut on_d, mut on_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
-    for k in 0..runs as u64 {
-        on_d.push(out(&d, 2 * k));
-        on_d2.push(out(&d2, 2 * k + 1));
-    }
-    let first = |v: &[(f64, f64)]| v.iter().map(|o| o.0).collect::<Vec<_>>();
-    let second = |v: &[(f64, f64)]| v.iter().map(|o| o.1).collect::<Vec<_>>();
-    let a_m = audit_both(&first(&on_d), &first(&on_d2), &t_m, delta);
-    let a_w = audit_both(&second(&on_d), &second(&on_d2), &t_w, delta);
-    eprintln!(
-        "dp-gcd gaussian M_j: runs {runs}; M: claim {claim_m}, {a_m:?}; w_T: claim {claim}, {a_w:?}"
+    let pilot = Thresholds::Pilot(if long() { 20_000 } else { 500 });
+    audit_runs_of(
+        "dp-gcd gaussian M_j: the released M",
+        (claim_m, delta),
+        runs,
+        pilot,
+        |side, seed| out(pick(side, &d, &d2), seed).0,
     );
-    assert!(
-        a_m.epsilon_lower_bound <= claim_m,
-        "{a_m:?} exceeds {claim_m}"
+    let pilot = Thresholds::Pilot(if long() { 20_000 } else { 500 });
+    audit_runs_of(
+        "dp-gcd gaussian M_j: w_T",
+        (claim, delta),
+        runs,
+        pilot,
+        |side, seed| out(pick(side, &d, &d2), seed).1,
     );
-    assert!(a_w.epsilon_lower_bound <= claim, "{a_w:?} exceeds {claim}");
 }
 
 // ---------------------------------------------------------------------------------
@@ -1881,30 +1715,25 @@ fn dp_scd_empirical_epsilon() {
         let steps = plan.steps;
         assert_eq!(steps, 4);
         let stat = |w: f64| -w * lambda * n_rec as f64 / (2.0 * clip);
-        let runs = audit_runs(4_000, 1_000_000);
-        let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
-        for k in 0..runs as u64 {
-            out_d.push(stat(
-                solver.fit_seeded(&d, 2 * k).unwrap().model.coefficients[0],
-            ));
-            out_d2.push(stat(
-                solver
-                    .fit_seeded(&d2, 2 * k + 1)
-                    .unwrap()
-                    .model
-                    .coefficients[0],
-            ));
-        }
         let total = plan.noise_std * (steps as f64).sqrt() / (2.0 * clip);
         let grid: Vec<f64> = (-8..=16).map(|k| 0.25 * k as f64 * total).collect();
-        let a = audit_both(&out_d, &out_d2, &grid, delta);
-        eprintln!(
-            "dp-scd {accounting:?}: {steps} steps, multiplier {}, claim {claim}, runs {runs}, {a:?}",
-            plan.noise_multiplier
-        );
-        assert!(
-            a.epsilon_lower_bound <= claim,
-            "{accounting:?}: {a:?} exceeds {claim}"
+        audit_runs_of(
+            &format!(
+                "dp-scd {accounting:?}: {steps} steps, multiplier {}",
+                plan.noise_multiplier
+            ),
+            (claim, delta),
+            audit_runs(4_000, 1_000_000),
+            Thresholds::Grid(grid),
+            |side, seed| {
+                stat(
+                    solver
+                        .fit_seeded(pick(side, &d, &d2), seed)
+                        .unwrap()
+                        .model
+                        .coefficients[0],
+                )
+            },
         );
     }
 }
@@ -2021,30 +1850,25 @@ fn dp_scd_add_remove_empirical_epsilon() {
         let steps = plan.steps;
         assert_eq!(steps, 4);
         let stat = |w: f64| w * lambda * public_n as f64 / clip;
-        let runs = audit_runs(4_000, 1_000_000);
-        let (mut out_d, mut out_d2) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
-        for k in 0..runs as u64 {
-            out_d.push(stat(
-                solver.fit_seeded(&d, 2 * k).unwrap().model.coefficients[0],
-            ));
-            out_d2.push(stat(
-                solver
-                    .fit_seeded(&d2, 2 * k + 1)
-                    .unwrap()
-                    .model
-                    .coefficients[0],
-            ));
-        }
         let total = plan.noise_std * (steps as f64).sqrt() / clip;
         let grid: Vec<f64> = (-8..=16).map(|k| 0.25 * k as f64 * total).collect();
-        let a = audit_both(&out_d, &out_d2, &grid, delta);
-        eprintln!(
-            "dp-scd add/remove {accounting:?}: {steps} steps, multiplier {}, claim {claim}, runs {runs}, {a:?}",
-            plan.noise_multiplier
-        );
-        assert!(
-            a.epsilon_lower_bound <= claim,
-            "{accounting:?}: {a:?} exceeds {claim}"
+        audit_runs_of(
+            &format!(
+                "dp-scd add/remove {accounting:?}: {steps} steps, multiplier {}",
+                plan.noise_multiplier
+            ),
+            (claim, delta),
+            audit_runs(4_000, 1_000_000),
+            Thresholds::Grid(grid),
+            |side, seed| {
+                stat(
+                    solver
+                        .fit_seeded(pick(side, &d, &d2), seed)
+                        .unwrap()
+                        .model
+                        .coefficients[0],
+                )
+            },
         );
     }
 }
@@ -2240,8 +2064,114 @@ fn dp_cd_support_composed_releases_empirical_epsilon() {
         (&d, &d2),
         stat,
         (t, s),
-        claim,
-        delta,
-        false,
+        (claim, delta),
     );
+}
+
+// ---------------------------------------------------------------------------------
+// Issue 24 item 6: audits where there were none (the selection end to end, the DP-GCD
+// support test). Written with the public auditor; long variants behind DP_AUDIT_LONG=1.
+// ---------------------------------------------------------------------------------
+
+/// `dp_optim::select` end to end, the released best model as the output. One grid point
+/// (DP-CD, one pass, `p = 1`, logistic, `C = 0.1`, public `M = 1`), geometric `K` with
+/// mean 2, the validation rows the same on both sides (`x = 1`, labels `+1, +1, +1,
+/// -1`, so a model's score is 0.75 or 0.25 by the sign of `w`). The training rows are
+/// the tight pair of the single-release DP-CD audit: `x = 1`, labels `+1` on `D` and one
+/// flipped on `D'`, every gradient clipped, so every run's release moves by exactly its
+/// sensitivity `2C/n`, in the direction that also changes which run wins. Statistic: the
+/// released coefficient; thresholds from a pilot with disjoint streams. Claim: the
+/// selection's epsilon, which its model's guarantee reports.
+#[test]
+fn select_end_to_end_empirical_epsilon() {
+    use dp_accounting::selection::Stopping;
+    use dp_optim::select::{select_with_rng, SelectionParams};
+    use dp_optim::PrivacyParams;
+    let (delta, clip) = (1e-3, 0.1);
+    let x = DenseDesign::from_row_major(4, 1, &[1.0; 4]).unwrap();
+    let d = Dataset::new(x.clone(), vec![1.0; 4]).unwrap();
+    let d2 = Dataset::new(x.clone(), vec![1.0, 1.0, 1.0, -1.0]).unwrap();
+    let validation = Dataset::new(x, vec![1.0, 1.0, 1.0, -1.0]).unwrap();
+    let params = SelectionParams::new(1.0, delta).stopping(Stopping::geometric(2.0).unwrap());
+    let grid = [0.5f64]; // the step scale
+    let build =
+        |&step: &f64, privacy: PrivacyParams| -> dp_optim::Result<Box<dyn Solver<DenseDesign>>> {
+            Ok(Box::new(
+                DpCdParams::new(Logistic, NoPenalty)
+                    .privacy(privacy)
+                    .passes(1)
+                    .step_scale(step)
+                    .clip(clip)
+                    .smoothness(Smoothness::Given(Tagged::public(vec![1.0])))
+                    .build()?,
+            ))
+        };
+    let run = |data: &Dataset<DenseDesign>, rng: &mut dyn RngCore| {
+        select_with_rng(&params, &grid, build, data, &validation, rng).unwrap()
+    };
+    let probe = run(&d, &mut ChaCha20Rng::seed_from_u64(u64::MAX));
+    let claim = probe.model.guarantee().unwrap().epsilon;
+    assert!(claim <= 1.0, "{claim}");
+    let runs = audit_runs(2_000, 200_000);
+    let pilot = if long() { 20_000 } else { 500 };
+    let report = Auditor::new(claim, delta)
+        .trials(runs as u64)
+        .pilot_trials(pilot)
+        .seed(0x5E1E)
+        .confidence(1.0 - ALPHA)
+        .run(|side: Side, rng: &mut dyn RngCore| {
+            run(pick(side, &d, &d2), rng).model.coefficients[0]
+        })
+        .unwrap();
+    eprintln!("select end to end (geometric K, mean 2): claim {claim}, runs {runs}, {report}");
+    assert!(!report.violated, "{report}");
+}
+
+/// DP-GCD's support test (zCDP variant, L1, half of rho on the test), end to end, `p = 1`
+/// (the selection is forced), 3 iterations. `D`: four rows `x = 1`, labels `+1`; `D'`:
+/// one label flipped; `C = 0.05` keeps every gradient clipped at the small iterates, so
+/// every update and the support test's release of `g` move by exactly `2C/n`. The
+/// statistic is the released coefficient (0 when the test drops it), thresholds from a
+/// pilot; the claim is the whole fit's epsilon (the test is observed only through the
+/// released `w`, so its own charge is not audited alone).
+#[test]
+fn dp_gcd_support_test_empirical_epsilon() {
+    let delta = 1e-3;
+    let x = DenseDesign::from_row_major(4, 1, &[1.0; 4]).unwrap();
+    let d = Dataset::new(x.clone(), vec![1.0; 4]).unwrap();
+    let d2 = Dataset::new(x, vec![1.0, 1.0, 1.0, -1.0]).unwrap();
+    let solver = DpGcdParams::new(Logistic, L1::new(0.01).unwrap())
+        .epsilon(1.0)
+        .delta(delta)
+        .passes(3)
+        .step_scale(0.5)
+        .clip(0.05)
+        .variant(Variant::Zcdp)
+        .support_test(0.5)
+        .smoothness(Tagged::public(vec![1.0]))
+        .build()
+        .unwrap();
+    let probe = solver.fit_seeded(&d, u64::MAX).unwrap();
+    let claim = probe.guarantee().unwrap().epsilon;
+    let Some(SolverPlan::DpGcd(plan)) = probe.privacy().map(|p| &p.plan) else {
+        panic!("not a DP-GCD plan")
+    };
+    assert!(plan.rho_support_test.is_some() && plan.support_test_dropped.is_some());
+    let runs = audit_runs(4_000, 1_000_000);
+    let pilot = if long() { 20_000 } else { 500 };
+    let report = Auditor::new(claim, delta)
+        .trials(runs as u64)
+        .pilot_trials(pilot)
+        .seed(0x6CD5)
+        .confidence(1.0 - ALPHA)
+        .run(|side: Side, rng: &mut dyn RngCore| {
+            solver
+                .fit_seeded(pick(side, &d, &d2), rng.next_u64())
+                .unwrap()
+                .model
+                .coefficients[0]
+        })
+        .unwrap();
+    eprintln!("dp-gcd support test: claim {claim}, runs {runs}, {report}");
+    assert!(!report.violated, "{report}");
 }

@@ -1,11 +1,20 @@
 //! UCI Adult (`adult.data`, byte-identical to UCI's file) with the DP-SCD paper's
 //! encoding: `fnlwgt` and `education` dropped, missing values (`?`) of the categorical
-//! columns imputed with the column's most frequent value, categoricals one-hot encoded
-//! with the first (alphabetical) category dropped, label `>50K` = +1, `<=50K` = -1.
-//! Scaling (standardising the integer columns, MaxAbs, row normalisation) is left to
-//! the caller, which fits it on its training split.
-
-use std::collections::BTreeMap;
+//! columns imputed with the column's most frequent value in UCI's published training
+//! file (a fixed constant, [`ADULT_IMPUTE`]), categoricals one-hot encoded with the
+//! first (alphabetical) category dropped, label `>50K` = +1, `<=50K` = -1. Scaling
+//! (standardising the integer columns, MaxAbs, row normalisation) is left to the
+//! caller, which fits it on its training split.
+//!
+//! **Public schema.** The categories of each column are UCI's documented lists
+//! ([`ADULT_CATEGORIES`], from `adult.names`), never the values seen in the text, and
+//! the imputed value is a constant: the encoding is then a fixed map applied record by
+//! record, so the design's width, its column names and every other record's encoding do
+//! not depend on any one record. (Taking the categories from the data, as this loader
+//! did before, let one record with a category no other record has add a column, which
+//! changes `p`, the release plan and the model's shape; taking the imputed value from
+//! the data let one record change the encoding of every record with a missing value.)
+//! A value outside the documented list is an error naming the record and the column.
 
 use anyhow::{bail, Context, Result};
 use dp_models::{Dataset, DenseDesign};
@@ -31,6 +40,119 @@ pub const ADULT_CATEGORICAL: [&str; 7] = [
     "race",
     "sex",
     "native-country",
+];
+
+/// UCI's documented categories of each column of [`ADULT_CATEGORICAL`] (`adult.names`,
+/// "Attribute Information"), in the order listed there; the encoding sorts them.
+pub const ADULT_CATEGORIES: [&[&str]; 7] = [
+    &[
+        "Private",
+        "Self-emp-not-inc",
+        "Self-emp-inc",
+        "Federal-gov",
+        "Local-gov",
+        "State-gov",
+        "Without-pay",
+        "Never-worked",
+    ],
+    &[
+        "Married-civ-spouse",
+        "Divorced",
+        "Never-married",
+        "Separated",
+        "Widowed",
+        "Married-spouse-absent",
+        "Married-AF-spouse",
+    ],
+    &[
+        "Tech-support",
+        "Craft-repair",
+        "Other-service",
+        "Sales",
+        "Exec-managerial",
+        "Prof-specialty",
+        "Handlers-cleaners",
+        "Machine-op-inspct",
+        "Adm-clerical",
+        "Farming-fishing",
+        "Transport-moving",
+        "Priv-house-serv",
+        "Protective-serv",
+        "Armed-Forces",
+    ],
+    &[
+        "Wife",
+        "Own-child",
+        "Husband",
+        "Not-in-family",
+        "Other-relative",
+        "Unmarried",
+    ],
+    &[
+        "White",
+        "Asian-Pac-Islander",
+        "Amer-Indian-Eskimo",
+        "Other",
+        "Black",
+    ],
+    &["Female", "Male"],
+    &[
+        "United-States",
+        "Cambodia",
+        "England",
+        "Puerto-Rico",
+        "Canada",
+        "Germany",
+        "Outlying-US(Guam-USVI-etc)",
+        "India",
+        "Japan",
+        "Greece",
+        "South",
+        "China",
+        "Cuba",
+        "Iran",
+        "Honduras",
+        "Philippines",
+        "Italy",
+        "Poland",
+        "Jamaica",
+        "Vietnam",
+        "Mexico",
+        "Portugal",
+        "Ireland",
+        "France",
+        "Dominican-Republic",
+        "Laos",
+        "Ecuador",
+        "Taiwan",
+        "Haiti",
+        "Columbia",
+        "Hungary",
+        "Guatemala",
+        "Nicaragua",
+        "Scotland",
+        "Thailand",
+        "Yugoslavia",
+        "El-Salvador",
+        "Trinadad&Tobago",
+        "Peru",
+        "Hong",
+        "Holand-Netherlands",
+    ],
+];
+
+/// The value a missing (`?`) entry of each column of [`ADULT_CATEGORICAL`] takes: the
+/// most frequent value of UCI's published `adult.data` (`Private`, `Prof-specialty`,
+/// `United-States` for the three columns with missing values), fixed here as
+/// constants so that the imputation is a per-record map that reads no other record.
+pub const ADULT_IMPUTE: [&str; 7] = [
+    "Private",
+    "Married-civ-spouse",
+    "Prof-specialty",
+    "Husband",
+    "White",
+    "Male",
+    "United-States",
 ];
 
 // Column indices of the 15 fields of a line.
@@ -87,24 +209,15 @@ pub fn parse_adult(text: &str) -> Result<(Dataset<DenseDesign>, Vec<String>)> {
     if rows.is_empty() {
         bail!("adult: no records");
     }
-    // Categories per column (sorted), and the most frequent value for imputation.
-    let mut cats: Vec<Vec<String>> = Vec::new();
-    let mut modes: Vec<String> = Vec::new();
-    for &c in &CATEGORICAL_IDX {
-        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for r in &rows {
-            if r[c] != "?" {
-                *counts.entry(r[c]).or_default() += 1;
-            }
-        }
-        let mode = counts
-            .iter()
-            .max_by_key(|(_, &n)| n)
-            .map(|(v, _)| (*v).to_owned())
-            .with_context(|| format!("adult: column {c} has only missing values"))?;
-        cats.push(counts.keys().map(|s| (*s).to_owned()).collect());
-        modes.push(mode);
-    }
+    // The documented categories per column (sorted: the first is the dropped reference).
+    let cats: Vec<Vec<&str>> = ADULT_CATEGORIES
+        .iter()
+        .map(|c| {
+            let mut c = c.to_vec();
+            c.sort_unstable();
+            c
+        })
+        .collect();
     let mut names: Vec<String> = ADULT_NUMERIC.iter().map(|s| (*s).to_owned()).collect();
     for (j, c) in cats.iter().enumerate() {
         // drop_first: the first category is the reference level.
@@ -123,8 +236,14 @@ pub fn parse_adult(text: &str) -> Result<(Dataset<DenseDesign>, Vec<String>)> {
             x.push(v);
         }
         for (j, &c) in CATEGORICAL_IDX.iter().enumerate() {
-            let v = if r[c] == "?" { modes[j].as_str() } else { r[c] };
-            let pos = cats[j].iter().position(|s| s == v).unwrap_or(0);
+            let v = if r[c] == "?" { ADULT_IMPUTE[j] } else { r[c] };
+            let Some(pos) = cats[j].iter().position(|s| *s == v) else {
+                bail!(
+                    "adult record {}: {} '{v}' is not one of UCI's documented categories",
+                    k + 1,
+                    ADULT_CATEGORICAL[j]
+                );
+            };
             for m in 1..cats[j].len() {
                 x.push(if m == pos { 1.0 } else { 0.0 });
             }
@@ -166,6 +285,38 @@ mod tests {
         let bound = dp_optim::RowSupport::one_hot(groups);
         assert_eq!(bound.releases_per_pass(d.n_features()).unwrap(), 12);
         bound.validate(d.x()).unwrap();
+    }
+
+    /// Two neighbouring files (replace-one: the last record differs) where only one
+    /// holds a native-country that no other record has. Before, the categories came
+    /// from the values seen, so that record added a column (p, the plan and the model's
+    /// shape told the files apart); now both designs have UCI's documented columns.
+    #[test]
+    fn columns_are_the_documented_categories_not_the_values_seen() {
+        let base = "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, United-States, <=50K\n\
+                    50, Self-emp-not-inc, 83311, Bachelors, 13, Married-civ-spouse, Exec-managerial, Husband, White, Male, 0, 0, 13, United-States, <=50K\n\
+                    38, ?, 215646, HS-grad, 9, Divorced, ?, Not-in-family, White, Male, 0, 0, 40, ?, <=50K\n";
+        let a = format!("{base}53, Private, 234721, 11th, 7, Married-civ-spouse, Handlers-cleaners, Husband, Black, Male, 0, 0, 40, United-States, <=50K\n");
+        let b = format!("{base}28, Private, 338409, Bachelors, 13, Married-civ-spouse, Prof-specialty, Wife, Black, Female, 0, 0, 40, Cuba, <=50K\n");
+        let (da, na) = parse_adult(&a).unwrap();
+        let (db, nb) = parse_adult(&b).unwrap();
+        assert_eq!(na, nb);
+        assert_eq!(da.n_features(), db.n_features());
+        let documented: usize = ADULT_CATEGORIES.iter().map(|c| c.len() - 1).sum();
+        assert_eq!(da.n_features(), ADULT_NUMERIC.len() + documented);
+        // The record with missing values is imputed with the constants, whatever the
+        // other records hold: identical in both designs.
+        assert_eq!(da.x().row(2), db.x().row(2));
+        let col = |name: &str| na.iter().position(|n| n == name).unwrap();
+        assert_eq!(da.x().row(2)[col("workclass=Private")], 1.0);
+        assert_eq!(da.x().row(2)[col("native-country=United-States")], 1.0);
+        // A value outside the documented list is an error naming it.
+        let c = format!("{base}28, Private, 338409, Bachelors, 13, Married-civ-spouse, Prof-specialty, Wife, Black, Female, 0, 0, 40, Atlantis, <=50K\n");
+        let e = parse_adult(&c).unwrap_err().to_string();
+        assert!(
+            e.contains("record 4") && e.contains("native-country 'Atlantis'"),
+            "{e}"
+        );
     }
 
     #[test]

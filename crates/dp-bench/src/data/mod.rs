@@ -29,12 +29,15 @@ mod adult;
 mod nips2003;
 pub mod scaling;
 
-pub use adult::{adult, one_hot_groups, parse_adult, ADULT_CATEGORICAL, ADULT_NUMERIC};
+pub use adult::{
+    adult, one_hot_groups, parse_adult, ADULT_CATEGORICAL, ADULT_CATEGORIES, ADULT_IMPUTE,
+    ADULT_NUMERIC,
+};
 pub use scaling::{adult_train_test, scale_and_normalise_rows};
 
 pub use dp_models::io::{
     load, load_csv, load_csv_data, load_libsvm, parse_libsvm, parse_libsvm_dense, CsvData,
-    CsvOptions, Format, LabelMap, LoadError, Loaded, Target, MAX_LIBSVM_FEATURES,
+    CsvOptions, FeatureCount, Format, LabelMap, LoadError, Loaded, Target, MAX_LIBSVM_FEATURES,
 };
 pub use nips2003::{
     drop_empty_columns, load_nips2003_dense, load_nips2003_sparse, parse_nips2003_dense,
@@ -220,8 +223,11 @@ pub fn electricity_named() -> Result<NamedDataset<DenseDesign>> {
 /// LIBSVM's `heart_scale` (Statlog heart, features scaled to \[-1, 1\]), 270 x 13 as a
 /// dense design (absent entries are 0), labels +1 / -1.
 pub fn heart_scale() -> Result<Dataset<DenseDesign>> {
-    dp_models::io::parse_libsvm_dense(HEART_SCALE_TXT.as_bytes(), Some(HEART_SCALE_FEATURES))
-        .context("parsing the embedded heart_scale file")
+    dp_models::io::parse_libsvm_dense(
+        HEART_SCALE_TXT.as_bytes(),
+        dp_models::io::FeatureCount::Public(HEART_SCALE_FEATURES),
+    )
+    .context("parsing the embedded heart_scale file")
 }
 
 /// [`heart_scale()`] with its name; features are named `x1` .. `x13`.

@@ -90,7 +90,7 @@ fn heart_scale_shape_and_first_row() {
 
 #[test]
 fn heart_scale_sparse_equals_dense() {
-    let sparse = parse_libsvm(HEART_SCALE_TXT.as_bytes(), Some(13)).unwrap();
+    let sparse = parse_libsvm(HEART_SCALE_TXT.as_bytes(), FeatureCount::Public(13)).unwrap();
     let dense = heart_scale().unwrap();
     assert_eq!(sparse.y(), dense.y());
     for i in 0..270 {
@@ -274,7 +274,7 @@ fn reexported_loaders_and_named_wrappers() {
     let svm = dir.join("t.svm");
     std::fs::write(&svm, "1 3:1\n").unwrap();
     assert!(matches!(
-        load(&svm, None, &CsvOptions::default(), Some(4)).unwrap(),
+        load(&svm, None, &CsvOptions::default(), FeatureCount::Public(4)).unwrap(),
         Loaded::Sparse(_)
     ));
     assert_eq!(Format::from_path(&svm).unwrap(), Format::Libsvm);

@@ -52,7 +52,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ExperimentConfig, Profile};
 use crate::data::adult_train_test;
-use crate::figures::{BandPoint, ErrorFigure, Series};
+use crate::figures::{save_headline, BandPoint, ErrorFigure, Pick, Series};
 use crate::report::{markdown_table, write_atomic, write_json_atomic, Metadata, Summary};
 use crate::runner::{stable_seed, Stats};
 
@@ -1510,7 +1510,7 @@ pub fn read_peers(path: &Path) -> Result<Option<PeerFile>> {
 }
 
 /// The workspace root (two levels above this crate's manifest).
-fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
@@ -2304,7 +2304,7 @@ fn render_report(
             s.push_str(&markdown_table(&h, &rows));
             if !pf.absent.is_empty() {
                 s.push_str(&format!(
-                    "\nNot in this peers run: {} (see `docs/reproduction.md`).\n",
+                    "\nNot in this peers run: {} (see `docs/reproduction-log.md`).\n",
                     pf.absent.join(", ")
                 ));
             }
@@ -2317,8 +2317,10 @@ fn render_report(
     s.push_str("\n## Reading (generated from the numbers above)\n\n");
     s.push_str(&reading(records, peers, eps));
     s.push_str(
-        "\nFigure: [test error (1 - accuracy) against epsilon](fig-accuracy.svg), fully \
-         private rows, the peers when present and the non-private baseline.\n",
+        "\nFigure: [test error (1 - accuracy) against epsilon](fig-accuracy.svg): our \
+         no-tuning defaults, our best fully private coordinate row, our best DP-SGD row, the \
+         peers when present and the non-private baseline; every other fully private row is \
+         in `fig-accuracy-more*.svg` beside it (with the non-private line).\n",
     );
     s
 }
@@ -2411,7 +2413,46 @@ fn write_figure(dir: &Path, records: &[Record], peers: Option<&PeerFile>) -> Res
         log_x: true,
         series,
     };
-    fig.save_svg_legend_right(&dir.join("fig-accuracy.svg"))
+    // The headline: ours by default (the no-tuning rule), ours at its best (the fully
+    // private coordinate row with the lowest error), the strongest baseline (our best
+    // DP-SGD row), each peer, non-private. Every other row goes to fig-accuracy-more*.svg.
+    let labels_where = |f: &dyn Fn(&Record) -> bool| -> Vec<String> {
+        records
+            .iter()
+            .filter(|r| f(r))
+            .map(|r| r.label.clone())
+            .collect()
+    };
+    let defaults = labels_where(&|r| r.method == "dp-cd-defaults");
+    let ours = labels_where(&|r| r.group == "fully-private" && !r.algorithm.contains("sgd"));
+    let baseline = labels_where(&|r| r.group == "fully-private" && r.algorithm.contains("sgd"));
+    let peer_labels: Vec<String> = peers
+        .map(|pf| pf.records.iter().map(|r| r.label.clone()).collect())
+        .unwrap_or_default();
+    let is_default = |l: &str| defaults.iter().any(|d| d == l);
+    let is_ours = |l: &str| ours.iter().any(|d| d == l);
+    let is_baseline = |l: &str| baseline.iter().any(|d| d == l);
+    let mut picks = vec![
+        Pick::Lowest(&is_default),
+        Pick::Lowest(&is_ours),
+        Pick::Lowest(&is_baseline),
+    ];
+    let mut seen: Vec<&str> = Vec::new();
+    for l in &peer_labels {
+        if !seen.contains(&l.as_str()) {
+            seen.push(l);
+            picks.push(Pick::Label(l));
+        }
+    }
+    picks.push(Pick::Label("non-private"));
+    save_headline(
+        &fig,
+        &[],
+        &picks,
+        &["non-private"],
+        &dir.join("fig-accuracy.svg"),
+    )?;
+    Ok(())
 }
 
 /// Writes the four splits of [`load_splits`] as CSV (`x0..x{p-1},y` with `y` in

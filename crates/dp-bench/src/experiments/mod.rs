@@ -8,6 +8,7 @@ pub mod dp_cd;
 pub mod dp_fw;
 pub mod dp_gcd;
 pub mod dp_scd;
+pub mod headline;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -127,6 +128,32 @@ pub fn write_index(out_dir: &Path) -> Result<PathBuf> {
          the experiments of one paper on this machine; its report sets the measurements beside the \
          paper's numbers.\n\n",
     );
+    // The headline table first: each paper's claim, its number, ours, met or by how much,
+    // from the summaries found.
+    let mut heads: Vec<(&str, Vec<headline::Headline>)> = Vec::new();
+    for e in REGISTRY {
+        let dir = out_dir.join(e.name);
+        if !dir.join("report.md").is_file() {
+            continue;
+        }
+        let rows = std::fs::read(dir.join("summary.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .map(|v| headline::headline(e.name, &v))
+            .unwrap_or_default();
+        if !rows.is_empty() {
+            heads.push((e.name, rows));
+        }
+    }
+    if !heads.is_empty() {
+        s.push_str(
+            "## Headline results\n\nEach paper's headline claim, the paper's number and ours, \
+             generated from this run's `summary.json` files (the reports give every table and \
+             the reasons).\n\n",
+        );
+        s.push_str(&headline::table(&heads));
+        s.push_str("\n## Experiments\n\n");
+    }
     let mut listed = 0;
     for e in REGISTRY {
         let dir = out_dir.join(e.name);
@@ -230,6 +257,62 @@ mod tests {
         assert!(index.contains("(dp-gcd/fig1-a.svg)"), "{index}");
         assert!(index.contains("(dp-gcd/summary.json)"), "{index}");
         assert!(!index.contains("dp-cd/"), "{index}");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn index_opens_with_the_headline_table_from_the_summaries() {
+        let out = std::env::temp_dir().join(format!("dp-bench-headline-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let write = |name: &str, summary: &str| {
+            let dir = out.join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("report.md"), "# r\n").unwrap();
+            std::fs::write(dir.join("summary.json"), summary).unwrap();
+        };
+        // DP-CD: two budgets of electricity-raw; the one with the lower tuning error is
+        // the one compared (0.0121 at 50 passes against the paper's best cell 0.0020).
+        write(
+            "dp-cd",
+            r#"{"records": [
+              {"problem": "electricity-raw", "algorithm": "dp-cd", "accounting": "paper",
+               "passes": 50, "rel_error_mean": 0.0121, "tuning_rel_error_mean": 0.01},
+              {"problem": "electricity-raw", "algorithm": "dp-cd", "accounting": "paper",
+               "passes": 2, "rel_error_mean": 0.003, "tuning_rel_error_mean": 0.2},
+              {"problem": "sparse-lasso", "algorithm": "dp-cd", "accounting": "paper",
+               "passes": 2, "rel_error_mean": 0.2701, "tuning_rel_error_mean": 0.26}]}"#,
+        );
+        write(
+            "dp-fw",
+            r#"{"records": [], "slopes": [{"curve": "dist-dp-fw vs n*eps", "slope": -0.23,
+                "points": 4, "theory_exponent": -0.6667, "theory_slope_with_logs": -0.52}]}"#,
+        );
+        write(
+            "dp-scd",
+            r#"{"records": [], "claims": [{"claim": "c1", "verdict": "holds", "measured": "m1 | m2"},
+                {"claim": "c2", "verdict": "partly (3/15)", "measured": "m3"}]}"#,
+        );
+        let index = std::fs::read_to_string(write_index(&out).unwrap()).unwrap();
+        let head = index.find("## Headline results").expect("headline section");
+        let list = index.find("## Experiments").expect("experiments section");
+        assert!(head < list, "{index}");
+        assert!(
+            index.contains("electricity-raw: DP-CD's relative error (within 2x of the paper's) | 0.0020 at 50 passes | 0.0121 at 50 passes | **missed**: x6.05 (target x2) |"),
+            "{index}"
+        );
+        assert!(index.contains("sparse-lasso"), "{index}");
+        assert!(index.contains("| met (x1.08) |"), "{index}");
+        assert!(
+            index.contains(
+                "| slope -0.67 (-0.52 with the logs) | slope -0.23 | **missed**: flatter by 0.44 |"
+            ),
+            "{index}"
+        );
+        assert!(
+            index.contains("| DP-SCD: c1 | stated (qualitative) | m1 | met (holds) |"),
+            "{index}"
+        );
+        assert!(index.contains("| **partly (3/15)** |"), "{index}");
         std::fs::remove_dir_all(&out).unwrap();
     }
 }

@@ -187,8 +187,23 @@ fn header_names(first: &::csv::ByteRecord) -> Result<Vec<String>> {
         .collect()
 }
 
-fn line_of(rec: &::csv::ByteRecord) -> u64 {
-    rec.position().map_or(0, |p| p.line())
+/// The 1-based line on which a record starts. The csv reader records a position before
+/// it consumes the line breaks that precede the record: after a `\r\n` the `\n` (and
+/// any blank line) is still ahead, so its line was one too low on CRLF files (issue 25).
+/// The breaks between the recorded byte and the record's first byte are counted here.
+fn line_of(rec: &::csv::ByteRecord, bytes: &[u8]) -> u64 {
+    rec.position().map_or(0, |p| {
+        let skipped = usize::try_from(p.byte())
+            .ok()
+            .and_then(|start| bytes.get(start..))
+            .map_or(0, |rest| {
+                rest.iter()
+                    .take_while(|&&b| b == b'\r' || b == b'\n')
+                    .filter(|&&b| b == b'\n')
+                    .count()
+            });
+        p.line() + skipped as u64
+    })
 }
 
 /// The trimmed UTF-8 text of a field.
@@ -292,11 +307,11 @@ pub fn parse_csv(bytes: &[u8], opts: &CsvOptions) -> Result<CsvData> {
         Ok(())
     };
     if header.is_none() {
-        handle(&first, line_of(&first).max(1))?;
+        handle(&first, line_of(&first, bytes).max(1))?;
     }
     for rec in records {
         let rec = rec.map_err(|e| csv_error(&e))?;
-        let line = line_of(&rec);
+        let line = line_of(&rec, bytes);
         handle(&rec, line)?;
     }
     if labels.is_empty() {
@@ -438,7 +453,7 @@ pub fn parse_csv_for_prediction(
     let mut y = Vec::new();
     for rec in records {
         let rec = rec.map_err(|e| csv_error(&e))?;
-        let line = line_of(&rec);
+        let line = line_of(&rec, bytes);
         if rec.len() != n_cols {
             return Err(LoadError::on_line(
                 line,

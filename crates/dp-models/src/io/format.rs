@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::error::LoadError;
-use super::{load_csv, load_libsvm, CsvOptions, Result};
+use super::{load_csv, load_libsvm, CsvOptions, FeatureCount, Result};
 use crate::dataset::Dataset;
 use crate::design::{DenseDesign, SparseDesign};
 
@@ -71,13 +71,14 @@ pub enum Loaded {
 }
 
 /// Loads `path` in `format` (or the format its extension names, when `None`):
-/// CSV / TSV with `csv` (the delimiter is forced to a tab for TSV), LIBSVM with
-/// `n_features`.
+/// CSV / TSV with `csv` (the delimiter is forced to a tab for TSV; the columns are the
+/// header's, a public schema), LIBSVM with `n_features` (see [`FeatureCount`]: public
+/// for anything released privately; ignored for CSV / TSV).
 pub fn load(
     path: impl AsRef<Path>,
     format: Option<Format>,
     csv: &CsvOptions,
-    n_features: Option<usize>,
+    n_features: FeatureCount,
 ) -> Result<Loaded> {
     let path = path.as_ref();
     let format = match format {

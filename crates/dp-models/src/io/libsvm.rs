@@ -11,10 +11,49 @@ use crate::design::{DenseDesign, SparseDesign};
 /// corrupt index allocating an absurd design; real LIBSVM data sets stay far below it.
 pub const MAX_LIBSVM_FEATURES: usize = 10_000_000;
 
+/// Where a LIBSVM file's number of features `p` comes from.
+///
+/// LIBSVM text does not state its width. `p` sets the number of coefficients, of
+/// coordinate releases and the noise multiplier of a private fit, and is written into
+/// the model, so it must be **public**: taking it from the largest index present would
+/// let one record (the only one with index 40 among files whose indices stop at 5)
+/// change the release plan and the model's shape, which tells an observer with
+/// certainty whether that record was in the data. A private fit therefore declares it
+/// ([`FeatureCount::Public`]), and an index above it is an error naming the file, the
+/// line and the index. Reading it from the data is possible only by naming that choice
+/// ([`FeatureCount::FromDataNotPrivate`]), for non-private tools (the exact optimum, data
+/// inspection), never for a release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeatureCount {
+    /// The declared public number of features, chosen without looking at the data (the
+    /// data set's documented dimension, or a schema). Indices above it are refused.
+    Public(usize),
+    /// The largest index present in the file: computed from the data WITHOUT privacy.
+    /// Not for anything that is released under a privacy guarantee.
+    FromDataNotPrivate,
+}
+
+impl FeatureCount {
+    /// The declared count, if public.
+    pub fn public(self) -> Option<usize> {
+        match self {
+            Self::Public(p) => Some(p),
+            Self::FromDataNotPrivate => None,
+        }
+    }
+}
+
 /// Reads a sparse dataset from a LIBSVM file. See [`parse_libsvm`]; errors name the file.
+///
+/// ```no_run
+/// use dp_models::io::{load_libsvm, FeatureCount};
+/// // heart_scale has 13 documented features (public), whatever indices a file holds.
+/// let data = load_libsvm("heart_scale", FeatureCount::Public(13))?;
+/// # Ok::<(), dp_models::io::LoadError>(())
+/// ```
 pub fn load_libsvm(
     path: impl AsRef<Path>,
-    n_features: Option<usize>,
+    n_features: FeatureCount,
 ) -> Result<Dataset<SparseDesign>> {
     let path = path.as_ref();
     let bytes = read_file(path)?;
@@ -25,8 +64,10 @@ pub fn load_libsvm(
 /// 1-based and strictly increasing, labels kept as the numbers written (`+1` / `-1`
 /// for the binary sets). Blank lines and `#` comments are skipped.
 ///
-/// `n_features`: the number of columns; `None` takes the largest index seen. An index
-/// above `n_features` (or above [`MAX_LIBSVM_FEATURES`]) is an error.
+/// `n_features`: the number of columns, declared ([`FeatureCount::Public`]: an index
+/// above it is an error naming the line and the index) or, for non-private uses only,
+/// the largest index seen ([`FeatureCount::FromDataNotPrivate`]). An index above
+/// [`MAX_LIBSVM_FEATURES`] is always an error.
 ///
 /// Errors are [`LoadError::Parse`] naming the 1-based line, the offending token and the
 /// reason: empty input, a missing or non-numeric label, a token that is not
@@ -34,30 +75,33 @@ pub fn load_libsvm(
 /// invalid UTF-8.
 ///
 /// ```
-/// use dp_models::io::parse_libsvm;
+/// use dp_models::io::{parse_libsvm, FeatureCount};
 /// use dp_models::Design;
 ///
-/// let data = parse_libsvm(b"+1 1:0.5 3:2\n-1 2:-1 # a comment\n", None)?;
-/// assert_eq!((data.n_samples(), data.n_features()), (2, 3));
+/// let data = parse_libsvm(b"+1 1:0.5 3:2\n-1 2:-1 # a comment\n", FeatureCount::Public(4))?;
+/// assert_eq!((data.n_samples(), data.n_features()), (2, 4));
 /// assert_eq!(data.x().row(0), (&[0usize, 2][..], &[0.5, 2.0][..]));
 ///
-/// let err = parse_libsvm(b"+1 1:0.5\n-1 2:abc\n", None).unwrap_err();
+/// let err = parse_libsvm(b"+1 1:0.5\n-1 9:1\n", FeatureCount::Public(4)).unwrap_err();
+/// assert_eq!(err.to_string(), r#"line 2: bad pair "9:1": index 9 exceeds the declared n_features = 4"#);
+///
+/// let err = parse_libsvm(b"+1 1:0.5\n-1 2:abc\n", FeatureCount::Public(4)).unwrap_err();
 /// assert_eq!(err.to_string(), r#"line 2: bad pair "2:abc": value "abc" is not a number"#);
 /// # Ok::<(), dp_models::io::LoadError>(())
 /// ```
-pub fn parse_libsvm(bytes: &[u8], n_features: Option<usize>) -> Result<Dataset<SparseDesign>> {
+pub fn parse_libsvm(bytes: &[u8], n_features: FeatureCount) -> Result<Dataset<SparseDesign>> {
     parse_raw(bytes, n_features)?.into_sparse()
 }
 
 /// [`parse_libsvm`] into a dense design (absent entries are 0), for small files.
 ///
 /// ```
-/// use dp_models::io::parse_libsvm_dense;
-/// let data = parse_libsvm_dense(b"1 2:3\n-1 1:1\n", Some(3))?;
+/// use dp_models::io::{parse_libsvm_dense, FeatureCount};
+/// let data = parse_libsvm_dense(b"1 2:3\n-1 1:1\n", FeatureCount::Public(3))?;
 /// assert_eq!(data.x().row(0), &[0.0, 3.0, 0.0]);
 /// # Ok::<(), dp_models::io::LoadError>(())
 /// ```
-pub fn parse_libsvm_dense(bytes: &[u8], n_features: Option<usize>) -> Result<Dataset<DenseDesign>> {
+pub fn parse_libsvm_dense(bytes: &[u8], n_features: FeatureCount) -> Result<Dataset<DenseDesign>> {
     parse_raw(bytes, n_features)?.into_dense()
 }
 
@@ -93,7 +137,8 @@ impl Raw {
     }
 }
 
-fn parse_raw(bytes: &[u8], n_features: Option<usize>) -> Result<Raw> {
+fn parse_raw(bytes: &[u8], n_features: FeatureCount) -> Result<Raw> {
+    let n_features = n_features.public();
     if let Some(p) = n_features {
         if p == 0 {
             return Err(LoadError::InvalidOption {
@@ -169,7 +214,7 @@ fn parse_raw(bytes: &[u8], n_features: Option<usize>) -> Result<Raw> {
             }
             if idx > limit {
                 return Err(bad(match n_features {
-                    Some(p) => format!("index {idx} exceeds n_features = {p}"),
+                    Some(p) => format!("index {idx} exceeds the declared n_features = {p}"),
                     None => {
                         format!("index {idx} exceeds the supported maximum {MAX_LIBSVM_FEATURES}")
                     }

@@ -43,7 +43,9 @@ pub use delimited::{
 };
 pub use error::{Column, LoadError, Location, Problem, ACCEPTED_EXTENSIONS};
 pub use format::{load, Format, Loaded};
-pub use libsvm::{load_libsvm, parse_libsvm, parse_libsvm_dense, MAX_LIBSVM_FEATURES};
+pub use libsvm::{
+    load_libsvm, parse_libsvm, parse_libsvm_dense, FeatureCount, MAX_LIBSVM_FEATURES,
+};
 
 /// Result of the loaders.
 pub type Result<T> = std::result::Result<T, LoadError>;

@@ -11,6 +11,7 @@ fn csv_err(text: &str, opts: &CsvOptions) -> String {
 }
 
 fn svm_err(text: &str, p: Option<usize>) -> String {
+    let p = p.map_or(FeatureCount::FromDataNotPrivate, FeatureCount::Public);
     match parse_libsvm(text.as_bytes(), p) {
         Ok(_) => panic!("expected an error for {text:?}"),
         Err(e) => e.to_string(),
@@ -157,7 +158,7 @@ fn parse_errors_are_typed() {
 fn libsvm_parses_and_infers_width() {
     let d = parse_libsvm(
         b"+1 1:0.5 3:2 # comment\n\n-1 2:-1\n# only a comment\n",
-        None,
+        FeatureCount::FromDataNotPrivate,
     )
     .unwrap();
     assert_eq!(d.n_samples(), 2);
@@ -165,10 +166,10 @@ fn libsvm_parses_and_infers_width() {
     assert_eq!(d.y(), &[1.0, -1.0]);
     assert_eq!(d.x().row(0), (&[0usize, 2][..], &[0.5, 2.0][..]));
     assert_eq!(d.x().col(1), (&[1usize][..], &[-1.0][..]));
-    let d = parse_libsvm(b"1 1:1\r\n0\r\n", Some(5)).unwrap();
+    let d = parse_libsvm(b"1 1:1\r\n0\r\n", FeatureCount::Public(5)).unwrap();
     assert_eq!((d.n_samples(), d.n_features()), (2, 5));
     assert_eq!(d.x().nnz(), 1);
-    let dense = parse_libsvm_dense(b"1 1:1\r\n0 3:2\r\n", Some(4)).unwrap();
+    let dense = parse_libsvm_dense(b"1 1:1\r\n0 3:2\r\n", FeatureCount::Public(4)).unwrap();
     assert_eq!(dense.x().row(1), &[0.0, 0.0, 2.0, 0.0]);
 }
 
@@ -204,7 +205,7 @@ fn libsvm_errors_name_line_and_reason() {
     assert!(e.contains("line 2") && e.contains("not finite"), "{e}");
     let e = svm_err("1 1:1\n1 7:1\n", Some(5));
     assert!(
-        e.contains("line 2") && e.contains("exceeds n_features = 5"),
+        e.contains("line 2") && e.contains("index 7 exceeds the declared n_features = 5"),
         "{e}"
     );
     let e = svm_err("1 99999999999:1\n", None);
@@ -215,7 +216,7 @@ fn libsvm_errors_name_line_and_reason() {
     assert!(e.contains("supported maximum"), "{e}");
     let e = svm_err("1\n-1\n", None);
     assert!(e.contains("no feature appears"), "{e}");
-    let e = parse_libsvm(b"1 1:1\n1 1:\xff\n", None)
+    let e = parse_libsvm(b"1 1:1\n1 1:\xff\n", FeatureCount::FromDataNotPrivate)
         .unwrap_err()
         .to_string();
     assert_eq!(e, "line 2: not valid UTF-8");
@@ -244,13 +245,15 @@ fn file_loaders_name_the_file_line_column_and_value() {
     );
     let svm_path = dir.join("toy.svm");
     std::fs::write(&svm_path, "1 2:3\n").unwrap();
-    let d = load_libsvm(&svm_path, None).unwrap();
+    let d = load_libsvm(&svm_path, FeatureCount::FromDataNotPrivate).unwrap();
     assert_eq!(d.n_features(), 2);
     let e = load_csv(dir.join("missing.csv"), &CsvOptions::default()).unwrap_err();
     assert!(matches!(&e, LoadError::Read { kind, .. } if *kind == std::io::ErrorKind::NotFound));
     assert!(e.to_string().contains("missing.csv"), "{e}");
     std::fs::write(&svm_path, "1 2:3\n1 1:x\n").unwrap();
-    let e = load_libsvm(&svm_path, None).unwrap_err().to_string();
+    let e = load_libsvm(&svm_path, FeatureCount::FromDataNotPrivate)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.starts_with(&svm_path.display().to_string())
             && e.contains("line 2")
@@ -361,24 +364,43 @@ fn format_dispatch_and_unknown_extensions() {
     std::fs::write(dir.join("t.tsv"), "a\ty\n1\t2\n").unwrap();
     std::fs::write(dir.join("t.svm"), "1 3:1\n").unwrap();
     std::fs::write(dir.join("t.xyz"), "1 3:1\n").unwrap();
-    match load(dir.join("t.tsv"), None, &CsvOptions::default(), None).unwrap() {
+    match load(
+        dir.join("t.tsv"),
+        None,
+        &CsvOptions::default(),
+        FeatureCount::FromDataNotPrivate,
+    )
+    .unwrap()
+    {
         Loaded::Dense(d) => assert_eq!(d.y(), &[2.0]),
         Loaded::Sparse(_) => panic!("expected dense"),
     }
-    match load(dir.join("t.svm"), None, &CsvOptions::default(), Some(4)).unwrap() {
+    match load(
+        dir.join("t.svm"),
+        None,
+        &CsvOptions::default(),
+        FeatureCount::Public(4),
+    )
+    .unwrap()
+    {
         Loaded::Sparse(d) => assert_eq!(d.n_features(), 4),
         Loaded::Dense(_) => panic!("expected sparse"),
     }
-    let e = load(dir.join("t.xyz"), None, &CsvOptions::default(), None)
-        .unwrap_err()
-        .to_string();
+    let e = load(
+        dir.join("t.xyz"),
+        None,
+        &CsvOptions::default(),
+        FeatureCount::FromDataNotPrivate,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("unknown file extension"), "{e}");
     assert!(matches!(
         load(
             dir.join("t.xyz"),
             Some(Format::Libsvm),
             &CsvOptions::default(),
-            None
+            FeatureCount::FromDataNotPrivate
         )
         .unwrap(),
         Loaded::Sparse(_)
@@ -393,8 +415,8 @@ proptest! {
     fn loaders_never_panic_on_random_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
         let _ = parse_csv(&bytes, &CsvOptions::default());
         let _ = parse_csv(&bytes, &CsvOptions { header: false, ..CsvOptions::default() });
-        let _ = parse_libsvm(&bytes, None);
-        let _ = parse_libsvm(&bytes, Some(3));
+        let _ = parse_libsvm(&bytes, FeatureCount::FromDataNotPrivate);
+        let _ = parse_libsvm(&bytes, FeatureCount::Public(3));
         let _ = parse_csv_for_prediction(&bytes, &["a".to_string()], Some("y"), &LabelMap::Numeric);
     }
 
@@ -404,9 +426,9 @@ proptest! {
     ) {
         let _ = parse_csv(text.as_bytes(), &CsvOptions::default());
         let _ = parse_csv(text.as_bytes(), &CsvOptions::classification(Target::Index(0), "1", "0"));
-        let _ = parse_libsvm(text.as_bytes(), None);
-        let _ = parse_libsvm(text.as_bytes(), Some(4));
-        let _ = parse_libsvm_dense(text.as_bytes(), Some(4));
+        let _ = parse_libsvm(text.as_bytes(), FeatureCount::FromDataNotPrivate);
+        let _ = parse_libsvm(text.as_bytes(), FeatureCount::Public(4));
+        let _ = parse_libsvm_dense(text.as_bytes(), FeatureCount::Public(4));
         let _ = parse_csv_for_prediction(text.as_bytes(), &["a".to_string(), "1".to_string()], Some("y"), &LabelMap::Numeric);
     }
 
@@ -416,8 +438,36 @@ proptest! {
         if let Err(e) = parse_csv(text.as_bytes(), &CsvOptions::default()) {
             prop_assert_eq!(e.to_string().lines().count(), 1);
         }
-        if let Err(e) = parse_libsvm(text.as_bytes(), None) {
+        if let Err(e) = parse_libsvm(text.as_bytes(), FeatureCount::FromDataNotPrivate) {
             prop_assert_eq!(e.to_string().lines().count(), 1);
         }
+    }
+}
+
+/// CRLF line ends and blank lines do not shift the line an error names (issue 25:
+/// CRLF files got line numbers one too low).
+#[test]
+fn csv_error_lines_are_right_with_crlf_and_blank_lines() {
+    let opts = CsvOptions::default();
+    for text in [
+        "a,y\n1,1\n2,2\nx,3\n",
+        "a,y\r\n1,1\r\n2,2\r\nx,3\r\n",
+        "a,y\r1,1\r2,2\rx,3\r",
+    ] {
+        let e = csv_err(text, &opts);
+        assert!(e.starts_with("line 4, "), "{text:?}: {e}");
+    }
+    let e = csv_err("a,y\r\n1,1\r\n\r\n2,2\r\nx,3\r\n", &opts);
+    assert!(e.starts_with("line 5, "), "{e}");
+    let e = csv_err("a,y\n1,1\n\n2,2\nx,3\n", &opts);
+    assert!(e.starts_with("line 5, "), "{e}");
+    for pred in [
+        "a,y\r\n1,1\r\nx,3\r\n".as_bytes(),
+        "a,y\n1,1\nx,3\n".as_bytes(),
+    ] {
+        let e = parse_csv_for_prediction(pred, &["a".to_string()], Some("y"), &LabelMap::Numeric)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("line 3, "), "{e}");
     }
 }

@@ -15,7 +15,7 @@
 //! the 20 cells within 2x of the paper, then the median `|ln(ours / paper)|`, then the
 //! worst case (which also counts a plateau below a DP-SGD mean as `ln(paper / plateau)`).
 //! The worst case alone is not the criterion: with one tuning run per grid point it is
-//! decided by the noise of single tuned cells (see `docs/reproduction.md`).
+//! decided by the noise of single tuned cells (see `docs/reproduction-log.md`).
 //!
 //! The loss scaling needs no run of its own (see [`super::Definition`]): with the 1/2 at
 //! lambda is without it at 2 lambda, so the lambda grid covers both.
@@ -72,7 +72,7 @@ pub struct SweepSettings {
 }
 
 impl SweepSettings {
-    /// The sweep of `docs/reproduction.md`, most informative candidates first: California
+    /// The sweep of `docs/reproduction-log.md`, most informative candidates first: California
     /// lambda in {1, 0.1, 0.5, 2} with raw labels and 1 with centred labels, Electricity lambda
     /// in {1e-5, 1e-3, 1e-4}, then California 0.2 and centred 0.1, 0.5 and 2; the quick grids, 1 tuning
     /// run per grid point and 3 fresh runs at the tuned point.

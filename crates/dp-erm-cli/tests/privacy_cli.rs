@@ -1,15 +1,15 @@
-//! `cargo xtask privacy`: every example line of the calculator's specification and bad arguments, run through the
+//! `dp-erm privacy` (alias `cargo xtask privacy`): every example line of the calculator's specification and bad arguments, run through the
 //! built binary. Expected values are independent references (closed forms / mpmath), not the
 //! calculator's own output.
 
 use std::process::Command;
 
 fn run(args: &str) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+    let out = Command::new(env!("CARGO_BIN_EXE_dp-erm"))
         .arg("privacy")
         .args(args.split_whitespace())
         .output()
-        .expect("run xtask");
+        .expect("run dp-erm");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -1,11 +1,12 @@
-//! `cargo xtask privacy`: the privacy calculator (like TF Privacy's `compute_dp_sgd_privacy`).
+//! `dp-erm privacy` (alias `cargo xtask privacy`): the privacy calculator (like TF
+//! Privacy's `compute_dp_sgd_privacy`).
 //!
 //! ```text
-//! cargo xtask privacy epsilon --mechanism gaussian --sigma 2 --steps 100 --delta 1e-5 --accountant rdp|zcdp|gdp|pld
-//! cargo xtask privacy epsilon --mechanism subsampled-gaussian --sampling-rate 0.01 --sigma 1.1 --steps 10000 --delta 1e-5 --accountant rdp|pld
-//! cargo xtask privacy epsilon --mechanism laplace --scale 10 --steps 50 --delta 1e-6 --accountant basic|advanced|optimal|rdp|pld
-//! cargo xtask privacy sigma   --mechanism subsampled-gaussian --sampling-rate 0.01 --steps 1000 --epsilon 1 --delta 1e-5 --accountant rdp|pld
-//! cargo xtask privacy rdp     --mechanism subsampled-gaussian --sampling-rate 0.01 --sigma 1.1 --order 2.5
+//! dp-erm privacy epsilon --mechanism gaussian --sigma 2 --steps 100 --delta 1e-5 --accountant rdp|zcdp|gdp|pld
+//! dp-erm privacy epsilon --mechanism subsampled-gaussian --sampling-rate 0.01 --sigma 1.1 --steps 10000 --delta 1e-5 --accountant rdp|pld
+//! dp-erm privacy epsilon --mechanism laplace --scale 10 --steps 50 --delta 1e-6 --accountant basic|advanced|optimal|rdp|pld
+//! dp-erm privacy sigma   --mechanism subsampled-gaussian --sampling-rate 0.01 --steps 1000 --epsilon 1 --delta 1e-5 --accountant rdp|pld
+//! dp-erm privacy rdp     --mechanism subsampled-gaussian --sampling-rate 0.01 --sigma 1.1 --order 2.5
 //! ```
 //!
 //! `--sigma` is the noise multiplier: the noise standard deviation over the L2 sensitivity,
@@ -15,6 +16,9 @@
 //! printed is `epsilon = <value>`, `sigma = <value>` or `rdp = <value>`; with `--json` one
 //! JSON object is printed instead. Every epsilon is an upper bound rounded up; a PLD epsilon
 //! also prints its certified interval.
+//!
+//! The query itself is the library function [`answer`] (no printing), so that other
+//! front ends (the Python package) give the same answers from the same code.
 
 use anyhow::{bail, Context, Result};
 use clap::{Subcommand, ValueEnum};
@@ -27,15 +31,17 @@ use dp_accounting::subsampled::subsampled_gaussian_rdp;
 use dp_accounting::{Delta, Epsilon, NoiseMultiplier, SamplingRate};
 use serde_json::json;
 
-/// Arguments of `cargo xtask privacy`.
+/// Arguments of `dp-erm privacy`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// The query.
     #[command(subcommand)]
-    command: Query,
+    pub command: Query,
 }
 
-#[derive(Subcommand, Debug)]
-enum Query {
+/// The three queries.
+#[derive(Subcommand, Debug, Clone)]
+pub enum Query {
     /// Epsilon (upper bound, rounded up) of a plan at a delta.
     Epsilon(Opts),
     /// Smallest noise multiplier meeting a target (epsilon, delta).
@@ -46,7 +52,7 @@ enum Query {
 
 /// Mechanisms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Mechanism {
+pub enum Mechanism {
     /// Gaussian mechanism on the full data.
     Gaussian,
     /// Poisson-subsampled Gaussian (DP-SGD step), add/remove-one neighbours.
@@ -57,7 +63,7 @@ enum Mechanism {
 
 /// Accountants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum AccountantArg {
+pub enum AccountantArg {
     /// Renyi DP (fine order grid + continuous refinement).
     Rdp,
     /// zCDP (plain Gaussian).
@@ -76,51 +82,52 @@ enum AccountantArg {
 
 /// RDP conversions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ConversionArg {
+pub enum ConversionArg {
     /// Balle et al. 2020 Thm 21 (= Canonne, Kamath & Steinke 2020 Prop. 12).
     Improved,
     /// Mironov 2017 Prop. 3.
     Mironov,
 }
 
-#[derive(clap::Args, Debug)]
-struct Opts {
+/// The flags of a query (each query checks which it needs and which make no sense).
+#[derive(clap::Args, Debug, Clone)]
+pub struct Opts {
     /// Mechanism repeated at every step.
     #[arg(long, value_enum)]
-    mechanism: Mechanism,
+    pub mechanism: Mechanism,
     /// Noise multiplier (Gaussian noise standard deviation over L2 sensitivity).
     #[arg(long, allow_negative_numbers = true)]
-    sigma: Option<f64>,
+    pub sigma: Option<f64>,
     /// Laplace scale b.
     #[arg(long, allow_negative_numbers = true)]
-    scale: Option<f64>,
+    pub scale: Option<f64>,
     /// Sensitivity (L2 for Gaussian mechanisms, L1 for Laplace); default 1.
     #[arg(long, allow_negative_numbers = true)]
-    sensitivity: Option<f64>,
+    pub sensitivity: Option<f64>,
     /// Poisson sampling rate q in (0, 1] (subsampled-gaussian only).
     #[arg(long, allow_negative_numbers = true)]
-    sampling_rate: Option<f64>,
+    pub sampling_rate: Option<f64>,
     /// Number of steps (compositions): a whole number, `1000000` or `1e6`.
     #[arg(long, value_parser = parse_count)]
-    steps: Option<u64>,
+    pub steps: Option<u64>,
     /// Target delta.
     #[arg(long, allow_negative_numbers = true)]
-    delta: Option<f64>,
+    pub delta: Option<f64>,
     /// Target epsilon (for `sigma`).
     #[arg(long, allow_negative_numbers = true)]
-    epsilon: Option<f64>,
+    pub epsilon: Option<f64>,
     /// Renyi order alpha > 1 (for `rdp`).
     #[arg(long, allow_negative_numbers = true)]
-    order: Option<f64>,
+    pub order: Option<f64>,
     /// Accountant (default rdp).
     #[arg(long, value_enum)]
-    accountant: Option<AccountantArg>,
+    pub accountant: Option<AccountantArg>,
     /// RDP-to-(eps, delta) conversion (with --accountant rdp; default improved).
     #[arg(long, value_enum)]
-    conversion: Option<ConversionArg>,
+    pub conversion: Option<ConversionArg>,
     /// Print one JSON object instead of text.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 fn mech_name(m: Mechanism) -> &'static str {
@@ -296,7 +303,21 @@ fn unreachable_laplace<T>() -> Result<T> {
     bail!("internal: laplace is not a Gaussian plan")
 }
 
-/// One result: the printed key, its value, and extra fields.
+/// One answer: the key (`epsilon`, `sigma` or `rdp`), its value, the other fields
+/// (for `--json`) and the explanatory text lines printed before `key = value`.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// `epsilon`, `sigma` or `rdp`.
+    pub key: &'static str,
+    /// The answer (an upper bound rounded up for epsilon and rdp).
+    pub value: f64,
+    /// Every field of the JSON output (the mechanism and `key` included).
+    pub json: serde_json::Map<String, serde_json::Value>,
+    /// The text lines printed before the last line `key = value`.
+    pub lines: Vec<String>,
+}
+
+/// One result before the common fields are added.
 struct Output {
     key: &'static str,
     value: f64,
@@ -482,9 +503,13 @@ fn rdp_query(o: &Opts) -> Result<Output> {
     })
 }
 
-/// Runs the subcommand.
-pub fn run(args: Args) -> Result<()> {
-    let (opts, out) = match &args.command {
+/// Answers one query (no printing): the library entry point of the calculator.
+///
+/// # Errors
+/// A flag the query needs is missing, a flag makes no sense for it, a value is out of
+/// range, or the answer is not finite (the plan gives no useful guarantee).
+pub fn answer(query: &Query) -> Result<Answer> {
+    let (opts, out) = match query {
         Query::Epsilon(o) => (o, {
             check_mechanism_flags(o)?;
             epsilon_query(o)?
@@ -505,17 +530,36 @@ pub fn run(args: Args) -> Result<()> {
             out.value
         );
     }
-    if opts.json {
-        let mut obj = out.extra;
-        obj.insert("mechanism".into(), json!(mech_name(opts.mechanism)));
-        obj.insert(out.key.into(), json!(out.value));
-        println!("{}", serde_json::Value::Object(obj));
+    let mut json = out.extra;
+    json.insert("mechanism".into(), json!(mech_name(opts.mechanism)));
+    json.insert(out.key.into(), json!(out.value));
+    let mut lines = vec![format!("mechanism = {}", mech_name(opts.mechanism))];
+    lines.extend(out.lines);
+    Ok(Answer {
+        key: out.key,
+        value: out.value,
+        json,
+        lines,
+    })
+}
+
+/// Runs `dp-erm privacy`: prints the answer as text lines (the last `key = value`) or,
+/// with `--json`, one JSON object.
+///
+/// # Errors
+/// As [`answer`].
+pub fn run(args: Args) -> Result<()> {
+    let a = answer(&args.command)?;
+    let as_json = match &args.command {
+        Query::Epsilon(o) | Query::Sigma(o) | Query::Rdp(o) => o.json,
+    };
+    if as_json {
+        println!("{}", serde_json::Value::Object(a.json));
     } else {
-        println!("mechanism = {}", mech_name(opts.mechanism));
-        for l in &out.lines {
+        for l in &a.lines {
             println!("{l}");
         }
-        println!("{} = {}", out.key, out.value);
+        println!("{} = {}", a.key, a.value);
     }
     Ok(())
 }

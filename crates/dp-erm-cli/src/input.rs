@@ -1,5 +1,5 @@
 //! The data-input arguments shared by `cargo xtask fit` and `cargo xtask optimum`:
-//! `--data`, `--format`, `--target`, `--positive`, `--negative`.
+//! `--data`, `--format`, `--n-features`, `--target`, `--positive`, `--negative`.
 //!
 //! What `--format` defaults to differs between the commands (`fit` reads it from any
 //! known extension, `optimum` only recognises `.csv`), so each command keeps its own
@@ -30,6 +30,15 @@ pub struct DataArgs {
     /// File format (the default depends on the command; see its help).
     #[arg(long, value_enum)]
     pub format: Option<Format>,
+    /// LIBSVM: the public number of features P, chosen without looking at the data (the
+    /// data set's documented dimension). Required by `fit` for LIBSVM input: it sets the
+    /// number of coefficients, releases and the noise, so reading it from the largest
+    /// index in the file would reveal whether the record holding that index is present.
+    /// An index above P is an error naming the file, line and index. (`optimum`, which is
+    /// not private, takes the largest index when it is omitted.) CSV: the columns come
+    /// from the header row, a public schema; this flag is refused.
+    #[arg(long)]
+    pub n_features: Option<usize>,
     /// CSV label column, by header name or 0-based index (default: the last column).
     #[arg(long)]
     pub target: Option<String>,

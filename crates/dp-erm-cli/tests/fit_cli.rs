@@ -1,10 +1,10 @@
-//! `cargo xtask fit` / `cargo xtask predict` end to end, as a user would run them.
+//! `dp-erm fit` / `dp-erm predict` (aliases `cargo xtask fit / predict`) end to end, as a user would run them.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-fn xtask() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
+fn dp_erm() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dp-erm"))
 }
 
 /// A fresh directory for one test's files.
@@ -63,7 +63,7 @@ fn csv_to_private_model_to_predictions() {
     let train = write_csv(&dir, 2000, true);
     let model = dir.join("model.json");
     for algorithm in ["dp-cd", "dp-gcd", "dp-sgd"] {
-        let (ok, out, err) = run(xtask().args([
+        let (ok, out, err) = run(dp_erm().args([
             "fit",
             "--data",
             train.to_str().unwrap(),
@@ -106,7 +106,7 @@ fn csv_to_private_model_to_predictions() {
         assert!(text.contains("\"guarantee\""), "{text}");
     }
     // Predict on a labelled file: prints the score.
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -118,7 +118,7 @@ fn csv_to_private_model_to_predictions() {
     // Predict on a file without labels: writes one prediction per row.
     let new = write_csv(&dir, 10, false);
     let preds = dir.join("predictions.csv");
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -141,7 +141,7 @@ fn fit_json_reports_solver_seconds_and_seeded_runs_reproduce() {
     let dir = scratch("json");
     let train = write_csv(&dir, 500, true);
     let fit = |model: &str| {
-        run(xtask().args([
+        run(dp_erm().args([
             "fit",
             "--data",
             train.to_str().unwrap(),
@@ -187,7 +187,7 @@ fn fit_refuses_what_it_cannot_do_privately() {
     let train = write_csv(&dir, 50, true);
     let model = dir.join("m.json");
     let base = |extra: &[&str]| {
-        let mut c = xtask();
+        let mut c = dp_erm();
         c.args([
             "fit",
             "--data",
@@ -234,7 +234,7 @@ fn fit_refuses_what_it_cannot_do_privately() {
     // Nothing was written by the failed runs.
     assert!(!model.exists());
     // A missing file names it.
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "predict",
         "--model",
         dir.join("nope.json").to_str().unwrap(),
@@ -271,10 +271,12 @@ fn libsvm_input_fits_and_predicts() {
     std::fs::write(&data, s).unwrap();
     let model = dir.join("model.json");
     for algorithm in ["dp-sgd", "dp-cd"] {
-        let (ok, out, err) = run(xtask().args([
+        let (ok, out, err) = run(dp_erm().args([
             "fit",
             "--data",
             data.to_str().unwrap(),
+            "--n-features",
+            "3",
             "--loss",
             "logistic",
             "--algorithm",
@@ -297,7 +299,7 @@ fn libsvm_input_fits_and_predicts() {
         assert!(text.contains("\"format\": \"libsvm\""), "{text}");
         assert!(!text.contains("seed"), "{text}");
     }
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -311,7 +313,7 @@ fn libsvm_input_fits_and_predicts() {
     assert!(v["accuracy"].as_f64().unwrap() > 0.7, "{v}");
     assert!(v["log_loss"].as_f64().unwrap() > 0.0, "{v}");
     // --target is a CSV option.
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "fit",
         "--data",
         data.to_str().unwrap(),
@@ -333,7 +335,7 @@ fn libsvm_input_fits_and_predicts() {
     assert!(!ok);
     assert!(err.contains("--target applies to CSV files only"), "{err}");
     // So are the class names: refused, not silently ignored.
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "fit",
         "--data",
         data.to_str().unwrap(),
@@ -380,7 +382,7 @@ fn feature_bound_clips_and_says_how_many() {
         .count();
     assert!(beyond > 0);
     let model = dir.join("m.json");
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
@@ -424,7 +426,7 @@ fn non_private_constants_need_the_flag_and_are_recorded() {
     let dir = scratch("nonprivate");
     let train = write_csv(&dir, 300, true);
     let model = dir.join("m.json");
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
@@ -466,7 +468,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
     let train = dir.join("reg.csv");
     std::fs::write(&train, s).unwrap();
     let model = dir.join("m.json");
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
@@ -499,7 +501,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
     // Columns in another order, without the label: fine.
     let new = dir.join("new.csv");
     std::fs::write(&new, "x1,x0\n0.5,0.5\n-1,1\n").unwrap();
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -511,7 +513,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
     assert!(field(&out, "mse").is_none(), "{out}");
     // A missing column and an unknown column are named, with the file.
     std::fs::write(&new, "x0,z\n0.5,0.5\n").unwrap();
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -524,7 +526,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
         "{err}"
     );
     std::fs::write(&new, "x0,x1,z\n0.5,0.5,1\n").unwrap();
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -535,7 +537,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
     assert!(err.contains("unexpected column(s) \"z\""), "{err}");
     // A bad value: file, line, column and value in one line.
     std::fs::write(&new, "x0,x1\n0.5,0.5\n0.1,abc\n").unwrap();
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -556,7 +558,7 @@ fn dp_scd_needs_l2_and_normalised_rows() {
     let train = write_csv(&dir, 2000, true);
     let model = dir.join("model.json");
     let base = |algorithm: &str| {
-        let mut c = xtask();
+        let mut c = dp_erm();
         c.args([
             "fit",
             "--data",
@@ -616,7 +618,7 @@ fn dp_scd_needs_l2_and_normalised_rows() {
     let text = std::fs::read_to_string(&model).unwrap();
     assert!(text.contains("\"normalize_rows\": true"), "{text}");
     // predict normalises new rows the same way.
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -633,10 +635,10 @@ fn dp_scd_needs_l2_and_normalised_rows() {
 
 /// `--max-nonzeros K`: a one-hot CSV (one numeric column, a colour in three indicator
 /// columns, at most one set) fits with each pass charged as the K releases a record can
-/// move; the guarantee still meets the target, the report says what was charged, and a
-/// bound the data break is refused naming the record (nothing is written).
+/// move; the guarantee still meets the target, the report says what was charged, and
+/// records that break the bound are projected onto it (counted, not named).
 #[test]
-fn max_nonzeros_charges_what_a_record_can_move_and_refuses_broken_bounds() {
+fn max_nonzeros_charges_what_a_record_can_move_and_projects_broken_records() {
     let dir = scratch("support");
     let mut s = String::from("x,red,green,blue,label\n");
     for i in 0..600 {
@@ -653,7 +655,7 @@ fn max_nonzeros_charges_what_a_record_can_move_and_refuses_broken_bounds() {
     let train = dir.join("onehot.csv");
     std::fs::write(&train, s).unwrap();
     let fit = |k: &str, model: &str| {
-        run(xtask().args([
+        run(dp_erm().args([
             "fit",
             "--data",
             train.to_str().unwrap(),
@@ -694,16 +696,33 @@ fn max_nonzeros_charges_what_a_record_can_move_and_refuses_broken_bounds() {
     assert!(charged.starts_with("20 of 40 "), "{charged}");
     let model = std::fs::read_to_string(dir.join("ok.json")).unwrap();
     assert!(model.contains("\"charged_releases\": 20"), "{model}");
-    // One numeric column and one indicator: two non-zeros; a bound of 1 is broken.
+    assert!(v
+        .get("projected")
+        .is_some_and(|p| p.as_str().unwrap().starts_with("0 of 600 records")));
+    // One numeric column and one indicator: two non-zeros; a bound of 1 is broken by
+    // the 449 records with a colour and x != 0 (record 500 has x = 0). Issue 24: the
+    // fit used to refuse naming the first such record (a non-private output); those
+    // records are now projected onto their largest non-zero, counted in the
+    // non-private report, and the plan charges one release per pass.
     let (ok, out, err) = fit("1", "broken.json");
-    assert!(!ok, "{out}");
+    assert!(ok, "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let projected = v["projected"].as_str().unwrap();
     assert!(
-        err.contains("record") && err.contains("row support bound of 1"),
-        "{err}"
+        projected.starts_with("449 of 600 records") && projected.contains("not private"),
+        "{projected}"
     );
-    assert!(!dir.join("broken.json").exists());
+    assert!(v["epsilon"].as_f64().unwrap() <= 1.0, "{v}");
+    assert!(
+        v["charged_releases"]
+            .as_str()
+            .unwrap()
+            .starts_with("10 of 40 "),
+        "{v}"
+    );
+    assert!(dir.join("broken.json").exists());
     // Other algorithms refuse the flag.
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
@@ -732,4 +751,191 @@ fn max_nonzeros_charges_what_a_record_can_move_and_refuses_broken_bounds() {
         !ok && err.contains("--max-nonzeros applies to --algorithm dp-cd"),
         "{err}"
     );
+}
+
+/// Two neighbouring LIBSVM files (replace-one: record 0 differs) of n = 200: in one
+/// every index is at most 5, in the other record 0 holds index 40. Before
+/// `--n-features`, `p` was the largest index present (5 against 40), so the plan (the
+/// number of releases, the noise) and the model's shape told the files apart with
+/// certainty. Now `p` is declared, and the plan and shape are identical.
+#[test]
+fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
+    let dir = scratch("libsvm-neighbours");
+    let body = |first: &str| {
+        let mut s = String::from(first);
+        for i in 1..200 {
+            let a = ((i * 7919 % 1000) as f64 / 500.0) - 1.0;
+            let b = ((i * 31 % 101) as f64 / 50.5) - 1.0;
+            let y = if a - b > 0.0 { "+1" } else { "-1" };
+            s.push_str(&format!("{y} 1:{a} 5:{b}\n"));
+        }
+        s
+    };
+    let small = dir.join("small.svm");
+    let large = dir.join("large.svm");
+    std::fs::write(&small, body("+1 1:0.5 5:0.25\n")).unwrap();
+    std::fs::write(&large, body("+1 1:0.5 40:0.25\n")).unwrap();
+    for algorithm in ["dp-cd", "dp-gcd", "dp-sgd"] {
+        let plan_and_shape = |data: &PathBuf, model: &str| {
+            let out = dir.join(model);
+            let (ok, stdout, err) = run(dp_erm().args([
+                "fit",
+                "--data",
+                data.to_str().unwrap(),
+                "--n-features",
+                "40",
+                "--loss",
+                "logistic",
+                "--algorithm",
+                algorithm,
+                "--epsilon",
+                "1",
+                "--delta",
+                "1e-6",
+                "--feature-bound",
+                "1",
+                "--passes",
+                "2",
+                "--seed",
+                "7",
+                "--json",
+                "--model-out",
+                out.to_str().unwrap(),
+            ]));
+            assert!(ok, "{algorithm}: {stdout}\n{err}");
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+            let m = &v["model"];
+            (
+                m["privacy"]["plan"].clone(),
+                m["coefficients"].as_array().unwrap().len(),
+                m["privacy"]["guarantee"].clone(),
+            )
+        };
+        let (plan_s, p_s, g_s) = plan_and_shape(&small, &format!("{algorithm}-small.json"));
+        let (plan_l, p_l, g_l) = plan_and_shape(&large, &format!("{algorithm}-large.json"));
+        assert_eq!(p_s, 40, "{algorithm}");
+        assert_eq!(p_s, p_l, "{algorithm}");
+        assert!(!plan_s.is_null(), "{algorithm}");
+        assert_eq!(plan_s, plan_l, "{algorithm}: the plans differ");
+        assert_eq!(g_s, g_l, "{algorithm}: the guarantees differ");
+    }
+    // Without --n-features a LIBSVM fit is refused, saying why.
+    let (ok, _, err) = run(dp_erm().args([
+        "fit",
+        "--data",
+        large.to_str().unwrap(),
+        "--loss",
+        "logistic",
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--feature-bound",
+        "1",
+        "--model-out",
+        dir.join("refused.json").to_str().unwrap(),
+    ]));
+    assert!(!ok);
+    assert!(err.contains("LIBSVM input needs --n-features P"), "{err}");
+    assert!(!dir.join("refused.json").exists());
+    // An index above the declared count is refused naming the file, line and index.
+    let (ok, _, err) = run(dp_erm().args([
+        "fit",
+        "--data",
+        large.to_str().unwrap(),
+        "--n-features",
+        "5",
+        "--loss",
+        "logistic",
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--feature-bound",
+        "1",
+        "--model-out",
+        dir.join("refused.json").to_str().unwrap(),
+    ]));
+    assert!(!ok);
+    assert!(
+        err.contains("large.svm")
+            && err.contains("line 1")
+            && err.contains("index 40 exceeds the declared n_features = 5"),
+        "{err}"
+    );
+    // CSV columns come from the header (a public schema): the flag is refused there.
+    let csv = write_csv(&dir, 50, true);
+    let (ok, _, err) = run(dp_erm().args([
+        "fit",
+        "--data",
+        csv.to_str().unwrap(),
+        "--n-features",
+        "3",
+        "--target",
+        "label",
+        "--positive",
+        "yes",
+        "--negative",
+        "no",
+        "--loss",
+        "logistic",
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--feature-bound",
+        "1",
+        "--model-out",
+        dir.join("refused.json").to_str().unwrap(),
+    ]));
+    assert!(!ok);
+    assert!(err.contains("applies to LIBSVM files only"), "{err}");
+}
+
+/// `--max-nonzeros usize::MAX --intercept` used to wrap `k + 1` to a bound of 0 in
+/// release builds (and panic in debug builds); it is an error naming the flag.
+#[test]
+fn max_nonzeros_overflow_with_intercept_is_an_error() {
+    let dir = scratch("support-overflow");
+    let train = write_csv(&dir, 100, true);
+    let (ok, out, err) = run(dp_erm().args([
+        "fit",
+        "--data",
+        train.to_str().unwrap(),
+        "--target",
+        "label",
+        "--positive",
+        "yes",
+        "--negative",
+        "no",
+        "--loss",
+        "logistic",
+        "--algorithm",
+        "dp-cd",
+        "--intercept",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--feature-bound",
+        "1",
+        "--max-nonzeros",
+        "18446744073709551615",
+        "--model-out",
+        dir.join("m.json").to_str().unwrap(),
+    ]));
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("invalid --max-nonzeros 18446744073709551615") && err.contains("overflows"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!dir.join("m.json").exists());
 }

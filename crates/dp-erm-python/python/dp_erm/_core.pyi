@@ -1,0 +1,16 @@
+from typing import Optional
+
+import numpy as np
+from numpy.typing import NDArray
+
+def fit_dense(x: NDArray[np.float64], y: NDArray[np.float64], spec: str,
+              seed: Optional[int] = None) -> tuple[NDArray[np.float64], float, str]: ...
+def fit_sparse(data: NDArray[np.float64], indices: NDArray[np.int64],
+               indptr: NDArray[np.int64], n: int, p: int, y: NDArray[np.float64],
+               spec: str, seed: Optional[int] = None) -> tuple[NDArray[np.float64], float, str]: ...
+def epsilon(mechanism: str, steps: int, delta: float, sigma: Optional[float] = None,
+            scale: Optional[float] = None, sensitivity: Optional[float] = None,
+            sampling_rate: Optional[float] = None, accountant: Optional[str] = None) -> str: ...
+def sigma(mechanism: str, steps: int, epsilon: float, delta: float,
+          sampling_rate: Optional[float] = None, accountant: Optional[str] = None) -> str: ...
+def accountants() -> list[tuple[str, str]]: ...

@@ -1,0 +1,532 @@
+"""scikit-learn estimators over the dp-erm library (the Rust backend in ``dp_erm._core``).
+
+Every estimator maps the features (and a regression target) to ``[-1, 1]`` with the
+public bounds you pass (``bounds_X``, ``bounds_y``), fits a private linear model on the
+scaled data with the library's solver, and maps the coefficients back to your units:
+``coef_`` and ``intercept_`` apply to the raw features. The map uses nothing but the
+bounds, so it costs no privacy; values outside the bounds are clipped to them for the fit
+(prediction applies ``coef_`` to the raw values).
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, check_random_state
+
+from . import _core
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+except ImportError:  # pragma: no cover - older scikit-learn
+    _sk_validate_data = None
+
+_ALGORITHMS = ("dp-cd", "dp-gcd", "dp-sgd", "dp-scd")
+
+# _POOR_SCORE: the estimator checks train on tens of rows and demand accuracy > 0.83 or
+# R^2 > 0.5; at the default epsilon the noise a guarantee needs on so few records
+# dominates, so the estimators declare scikit-learn's `poor_score` tag.
+
+# What scikit-learn's estimator checks cannot expect of a private estimator, declared by
+# the estimator (``_dp_expected_failed_checks``) with the reason; the test suite passes
+# them to ``parametrize_with_checks(expected_failed_checks=...)``.
+_COMMON_XFAIL = {}
+
+
+def _validate(est, X, y="no_validation", reset=True, **kw):
+    if _sk_validate_data is not None:
+        return _sk_validate_data(est, X, y, reset=reset, **kw)
+    return est._validate_data(X, y, reset=reset, **kw)  # pragma: no cover
+
+
+def _seed_of(random_state):
+    """``None`` -> ``None`` (the backend draws from the operating system); an int or a
+    ``RandomState`` -> a 64-bit seed that replays the fit (and its noise)."""
+    if random_state is None:
+        return None
+    if isinstance(random_state, numbers.Integral):
+        if random_state < 0:
+            raise ValueError(f"random_state={random_state}: a seed must be >= 0")
+        return int(random_state) % (1 << 64)
+    rs = check_random_state(random_state)
+    hi, lo = rs.randint(0, 1 << 32, size=2, dtype=np.uint64)
+    return int((int(hi) << 32) | int(lo))
+
+
+def _ranges(bounds, p, name):
+    """``(lower, upper)`` with scalars or length-``p`` arrays -> ``[[lo, hi], ...]``."""
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        raise TypeError(
+            f"{name} must be a tuple (lower, upper) of scalars or arrays, got {bounds!r}"
+        )
+    try:
+        lo = np.broadcast_to(np.asarray(bounds[0], dtype=np.float64), (p,))
+        hi = np.broadcast_to(np.asarray(bounds[1], dtype=np.float64), (p,))
+    except ValueError as e:
+        raise ValueError(f"{name} must be scalars or have one value per feature ({p}): {e}")
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise ValueError(f"{name} must be finite")
+    if np.any(lo >= hi):
+        j = int(np.argmax(lo >= hi))
+        raise ValueError(
+            f"{name}: lower bound {lo[j]} >= upper bound {hi[j]} for feature {j}"
+        )
+    return np.column_stack([lo, hi]).tolist()
+
+
+class PrivateBoundsWarning(UserWarning):
+    """Bounds were not given, so the fit estimates them privately on a share of epsilon."""
+
+
+class _DPLinearBase(BaseEstimator):
+    """Shared fit logic; subclasses set ``_task``, ``_loss`` and the penalty."""
+
+    _task = "regression"
+    _loss = "squared"
+
+    def _penalty(self, n):  # -> (name, alpha)
+        raise NotImplementedError
+
+    def _check_params(self):
+        if not isinstance(self.epsilon, numbers.Real) or not (
+            np.isfinite(self.epsilon) and self.epsilon > 0
+        ):
+            raise ValueError(f"epsilon={self.epsilon!r}: must be a finite number > 0")
+        if self.delta is not None and (
+            not isinstance(self.delta, numbers.Real) or not (0 < self.delta < 1)
+        ):
+            raise ValueError(f"delta={self.delta!r}: must be in (0, 1), or None")
+        if self.algorithm not in _ALGORITHMS:
+            raise ValueError(
+                f"algorithm={self.algorithm!r}: must be one of {', '.join(_ALGORITHMS)}"
+            )
+        for name in ("passes", "batch_size"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, numbers.Integral) or v < 1):
+                raise ValueError(f"{name}={v!r}: must be an integer >= 1, or None")
+        for name in ("step_scale", "clip"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, numbers.Real) or not v > 0):
+                raise ValueError(f"{name}={v!r}: must be a number > 0, or None")
+
+    def _fit_backend(self, X, y_backend, target_range=None):
+        n, p = X.shape
+        if n < 2:
+            raise ValueError(f"n_samples={n}: a fit needs at least 2 samples")
+        if self.bounds_X is None:
+            ranges = None
+            warnings.warn(
+                "bounds_X=None: the feature ranges are estimated privately from the data "
+                "on 20 % of epsilon (charged: see ledger_); declare public bounds to spend "
+                "all of epsilon on the fit",
+                PrivateBoundsWarning,
+                stacklevel=3,
+            )
+        else:
+            ranges = _ranges(self.bounds_X, p, "bounds_X")
+        penalty, alpha = self._penalty(n)
+        delta = self.delta if self.delta is not None else min(1e-5, 1.0 / (n * n))
+        spec = {
+            "task": self._task,
+            "loss": self._loss,
+            "penalty": penalty,
+            "alpha": float(alpha),
+            "algorithm": self.algorithm,
+            "epsilon": float(self.epsilon),
+            "delta": float(delta),
+            "fit_intercept": bool(self.fit_intercept),
+            "feature_ranges": ranges,
+            "target_range": target_range,
+            "passes": None if self.passes is None else int(self.passes),
+            "step_scale": None if self.step_scale is None else float(self.step_scale),
+            "clip": None if self.clip is None else float(self.clip),
+            "batch_size": None if self.batch_size is None else int(self.batch_size),
+        }
+        seed = _seed_of(self.random_state)
+        spec_json = json.dumps(spec)
+        y_backend = np.ascontiguousarray(y_backend, dtype=np.float64)
+        if sp.issparse(X):
+            X = X.tocsc()
+            coef, intercept, report = _core.fit_sparse(
+                np.ascontiguousarray(X.data, dtype=np.float64),
+                np.ascontiguousarray(X.indices, dtype=np.int64),
+                np.ascontiguousarray(X.indptr, dtype=np.int64),
+                n,
+                p,
+                y_backend,
+                spec_json,
+                seed,
+            )
+        else:
+            if not (X.flags.c_contiguous or X.flags.f_contiguous):
+                X = np.ascontiguousarray(X)
+            coef, intercept, report = _core.fit_dense(X, y_backend, spec_json, seed)
+        report = json.loads(report)
+        model = report["model"]
+        privacy = model.get("privacy") or {}
+        self.epsilon_ = privacy.get("epsilon")
+        self.delta_ = privacy.get("delta")
+        self.adjacency_ = privacy.get("adjacency")
+        self.accounting_ = privacy.get("how")
+        ledger = privacy.get("ledger") or {}
+        self.ledger_ = ledger.get("entries", []) if isinstance(ledger, dict) else ledger
+        self.privacy_report_ = privacy
+        self.hyperparameters_ = report["chosen"]
+        self.feature_ranges_ = np.asarray(model["feature_ranges"], dtype=np.float64)
+        self.n_iter_ = model["scaled"]["iterations"]
+        return np.asarray(coef, dtype=np.float64), float(intercept)
+
+    def _decision(self, X):
+        """``clip(X, feature_ranges_) @ coef + intercept``: the model clips every
+        feature to the range it was fitted on, as the library's model does."""
+        check_is_fitted(self, "coef_")
+        X = _validate(self, X, reset=False, accept_sparse="csr", dtype=np.float64)
+        lo, hi = self.feature_ranges_[:, 0], self.feature_ranges_[:, 1]
+        coef = np.ravel(self.coef_)
+        if sp.issparse(X) and np.all(lo <= 0) and np.all(hi >= 0):
+            X = X.tocsr(copy=True)
+            X.data = np.clip(X.data, lo[X.indices], hi[X.indices])
+        else:
+            X = np.clip(X.toarray() if sp.issparse(X) else X, lo, hi)
+        z = np.asarray(X @ coef).ravel()
+        return z + float(np.ravel(self.intercept_)[0])
+
+    def _dp_expected_failed_checks(self):
+        """scikit-learn estimator checks this estimator is expected to fail, with why."""
+        return dict(_COMMON_XFAIL)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"binary_only": isinstance(self, ClassifierMixin), "poor_score": True}
+
+
+class _DPClassifier(ClassifierMixin, _DPLinearBase):
+    _task = "classification"
+
+    def fit(self, X, y):
+        """Fits the private model; ``y`` has exactly two classes (any two values)."""
+        self._check_params()
+        X, y = _validate(
+            self, X, y, accept_sparse=["csc", "csr"], dtype=np.float64, order=None
+        )
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if len(classes) != 2:
+            raise ValueError(
+                f"Only binary classification is supported: {type(self).__name__} needs "
+                f"exactly 2 classes in y, got {len(classes)} class(es) {classes.tolist()[:5]}"
+            )
+        self.classes_ = classes
+        y_pm = np.where(y == classes[1], 1.0, -1.0)
+        coef, intercept = self._fit_backend(X, y_pm)
+        self.coef_ = coef.reshape(1, -1)
+        self.intercept_ = np.array([intercept])
+        return self
+
+    def decision_function(self, X):
+        """``X @ coef_.T + intercept_``: positive for ``classes_[1]``."""
+        return self._decision(X)
+
+    def predict(self, X):
+        """The class of each row (``classes_[1]`` where the decision is >= 0)."""
+        z = self.decision_function(X)
+        return self.classes_[(z >= 0).astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.poor_score = True  # see _POOR_SCORE
+        return tags
+
+
+class DPLogisticRegression(_DPClassifier):
+    """Private binary logistic regression (``log(1 + exp(-y x^T w))`` + L2).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Target epsilon of the whole fit (everything charged composes to at most this).
+    delta : float or None, default=None
+        Target delta; ``None`` means ``min(1e-5, 1 / n**2)`` (``n`` is public under the
+        replace-one relation the fit uses).
+    bounds_X : tuple (lower, upper) of scalars or arrays, or None
+        Public bounds on every feature (not computed from the data). Values outside are
+        clipped to them, for the fit and for prediction. ``None``: estimated privately
+        from the data on 20 % of epsilon (charged, with a ``PrivateBoundsWarning``).
+    C : float, default=1.0
+        Inverse regularisation strength, as scikit-learn's: the L2 penalty on the scaled
+        problem is ``1 / (2 C n) ||w||^2``.
+    algorithm : {"dp-cd", "dp-gcd", "dp-sgd", "dp-scd"}, default="dp-cd"
+        The private solver. DP-CD chooses its passes, step and clipping from public
+        inputs only (no tuning) and estimates its smoothness constants privately
+        (charged).
+    fit_intercept : bool, default=True
+    passes, step_scale, clip, batch_size : optional
+        The solver's hyperparameters; ``None`` uses the no-tuning defaults.
+    random_state : None, int or RandomState, default=None
+        ``None`` draws the noise from the operating system. An int replays the fit bit
+        for bit, **and replays its noise**: whoever knows it can subtract the noise, so
+        keep it secret (it is never stored in a fitted attribute).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features)
+    intercept_ : ndarray of shape (1,)
+    classes_ : ndarray of shape (2,)
+    epsilon_, delta_ : float
+        The guarantee achieved (never above the target).
+    adjacency_ : str
+        The neighbouring relation the guarantee holds under.
+    accounting_ : str
+        The analysis that gives it.
+    ledger_ : list of dict
+        Every release of the fit, charged before it was drawn.
+    privacy_report_ : dict
+        Plan, ledger and guarantee as the library reports them.
+    hyperparameters_ : dict
+        The hyperparameters used (given, or chosen from public inputs).
+    feature_ranges_ : ndarray of shape (n_features, 2)
+        The ranges every feature is clipped to (declared, or released privately).
+    n_features_in_, feature_names_in_, n_iter_
+    """
+
+    _loss = "logistic"
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=None,
+        bounds_X=None,
+        C=1.0,
+        algorithm="dp-cd",
+        fit_intercept=True,
+        passes=None,
+        step_scale=None,
+        clip=None,
+        batch_size=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds_X = bounds_X
+        self.C = C
+        self.algorithm = algorithm
+        self.fit_intercept = fit_intercept
+        self.passes = passes
+        self.step_scale = step_scale
+        self.clip = clip
+        self.batch_size = batch_size
+        self.random_state = random_state
+
+    def _penalty(self, n):
+        if not isinstance(self.C, numbers.Real) or not self.C > 0:
+            raise ValueError(f"C={self.C!r}: must be a number > 0")
+        return "l2", 1.0 / (self.C * n)
+
+    def predict_proba(self, X):
+        """``[P(classes_[0]), P(classes_[1])]`` for every row."""
+        z = self.decision_function(X)
+        p1 = 1.0 / (1.0 + np.exp(-np.clip(z, -500, 500)))
+        return np.column_stack([1.0 - p1, p1])
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+
+class DPLinearSVC(_DPClassifier):
+    """Private linear SVM with the squared hinge loss ``max(0, 1 - y x^T w)^2`` + L2.
+
+    Same parameters and attributes as :class:`DPLogisticRegression` (no probabilities).
+    """
+
+    _loss = "squared-hinge"
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=None,
+        bounds_X=None,
+        C=1.0,
+        algorithm="dp-cd",
+        fit_intercept=True,
+        passes=None,
+        step_scale=None,
+        clip=None,
+        batch_size=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds_X = bounds_X
+        self.C = C
+        self.algorithm = algorithm
+        self.fit_intercept = fit_intercept
+        self.passes = passes
+        self.step_scale = step_scale
+        self.clip = clip
+        self.batch_size = batch_size
+        self.random_state = random_state
+
+    def _penalty(self, n):
+        if not isinstance(self.C, numbers.Real) or not self.C > 0:
+            raise ValueError(f"C={self.C!r}: must be a number > 0")
+        return "l2", 1.0 / (self.C * n)
+
+
+class _DPRegressor(RegressorMixin, _DPLinearBase):
+    _loss = "squared"
+
+    def fit(self, X, y):
+        """Fits the private model; ``bounds_y`` bounds the target (public)."""
+        self._check_params()
+        X, y = _validate(
+            self, X, y, accept_sparse=["csc", "csr"], dtype=np.float64, y_numeric=True
+        )
+        if self.bounds_y is None:
+            target_range = None
+            warnings.warn(
+                "bounds_y=None: the target range is estimated privately from the data on "
+                "15 % of epsilon (charged: see ledger_); declare public bounds to spend "
+                "all of epsilon on the fit",
+                PrivateBoundsWarning,
+                stacklevel=2,
+            )
+        else:
+            target_range = _ranges(self.bounds_y, 1, "bounds_y")[0]
+        coef, intercept = self._fit_backend(X, y, target_range=target_range)
+        self.coef_ = coef
+        self.intercept_ = intercept
+        return self
+
+    def predict(self, X):
+        """``X @ coef_ + intercept_``."""
+        return self._decision(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True  # see _POOR_SCORE
+        return tags
+
+
+class DPLinearRegression(_DPRegressor):
+    """Private least squares (``(x^T w - y)^2 / 2``, no penalty), diffprivlib's names.
+
+    Parameters as :class:`DPLogisticRegression` without ``C``, plus ``bounds_y``:
+    public bounds on the target (it is mapped to ``[-1, 1]`` by them, clipped).
+    """
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=None,
+        bounds_X=None,
+        bounds_y=None,
+        algorithm="dp-cd",
+        fit_intercept=True,
+        passes=None,
+        step_scale=None,
+        clip=None,
+        batch_size=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
+        self.algorithm = algorithm
+        self.fit_intercept = fit_intercept
+        self.passes = passes
+        self.step_scale = step_scale
+        self.clip = clip
+        self.batch_size = batch_size
+        self.random_state = random_state
+
+    def _penalty(self, n):
+        return "none", 0.0
+
+
+class DPElasticNet(_DPRegressor):
+    """Private elastic net: ``(x^T w - y)^2 / 2 + alpha (|w|_1 + |w|_2^2 / 2)`` on the
+    pipeline's scaled problem (the library's elastic-net penalty; no ``l1_ratio``)."""
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=None,
+        bounds_X=None,
+        bounds_y=None,
+        alpha=0.01,
+        algorithm="dp-cd",
+        fit_intercept=True,
+        passes=None,
+        step_scale=None,
+        clip=None,
+        batch_size=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
+        self.alpha = alpha
+        self.algorithm = algorithm
+        self.fit_intercept = fit_intercept
+        self.passes = passes
+        self.step_scale = step_scale
+        self.clip = clip
+        self.batch_size = batch_size
+        self.random_state = random_state
+
+    def _penalty(self, n):
+        if not isinstance(self.alpha, numbers.Real) or not self.alpha >= 0:
+            raise ValueError(f"alpha={self.alpha!r}: must be a number >= 0")
+        return "elastic-net", self.alpha
+
+
+class DPLasso(_DPRegressor):
+    """Private LASSO: ``(x^T w - y)^2 / 2 + alpha |w|_1`` on the scaled problem."""
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=None,
+        bounds_X=None,
+        bounds_y=None,
+        alpha=0.01,
+        algorithm="dp-cd",
+        fit_intercept=True,
+        passes=None,
+        step_scale=None,
+        clip=None,
+        batch_size=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
+        self.alpha = alpha
+        self.algorithm = algorithm
+        self.fit_intercept = fit_intercept
+        self.passes = passes
+        self.step_scale = step_scale
+        self.clip = clip
+        self.batch_size = batch_size
+        self.random_state = random_state
+
+    def _penalty(self, n):
+        if not isinstance(self.alpha, numbers.Real) or not self.alpha >= 0:
+            raise ValueError(f"alpha={self.alpha!r}: must be a number >= 0")
+        return "l1", self.alpha

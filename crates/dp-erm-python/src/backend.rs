@@ -1,0 +1,265 @@
+//! The one place where the Python estimators meet the library: the data as Python holds
+//! it -> THE pipeline of `dp_erm` ([`dp_erm::Pipeline`]: declared or privately
+//! estimated bounds, clipping and scaling folded into the model, the private fit, the
+//! released model in the user's units with the guarantee of the whole pipeline).
+//!
+//! Pure Rust (no PyO3): the bindings in `lib.rs` only convert arrays and errors, and the
+//! Rust test `tests/seeded_fit.rs` calls [`fit`] and the pipeline directly, so a fit
+//! through Python and the same seeded fit in Rust are the same computation
+//! (`test_rust_parity.py` checks it bit for bit).
+//!
+//! # Privacy
+//! Everything is the pipeline's ([`dp_erm::pipeline`] states the relation, the steps
+//! and the proof). This module only copies the caller's array into the pipeline's
+//! design (a scipy CSC matrix is expanded to dense: the pipeline takes dense data) and
+//! passes the estimator's parameters through; it reads nothing from the data.
+#![forbid(unsafe_code)]
+
+use dp_erm::{
+    Algorithm, FeatureBounds, FitReport, LossKind, PenaltyKind, Pipeline, TargetBound, Task,
+};
+use dp_models::{Dataset, DenseDesign};
+use nalgebra::DMatrix;
+use serde::{Deserialize, Serialize};
+
+/// Errors of the backend: a message naming the problem (Python raises `ValueError`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackendError(pub String);
+
+impl std::fmt::Display for BackendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BackendError {}
+
+impl From<dp_erm::PipelineError> for BackendError {
+    fn from(e: dp_erm::PipelineError) -> Self {
+        Self(e.to_string())
+    }
+}
+
+impl From<dp_models::ModelError> for BackendError {
+    fn from(e: dp_models::ModelError) -> Self {
+        Self(e.to_string())
+    }
+}
+
+/// `Result` with [`BackendError`].
+pub type Result<T> = std::result::Result<T, BackendError>;
+
+fn err<T>(msg: impl Into<String>) -> Result<T> {
+    Err(BackendError(msg.into()))
+}
+
+/// Everything a fit needs besides the data: what the estimator's parameters say.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FitSpec {
+    /// Classification (labels `{-1, +1}`) or regression.
+    pub task: Task,
+    /// Loss.
+    pub loss: LossKind,
+    /// Penalty.
+    pub penalty: PenaltyKind,
+    /// Penalty strength (on the pipeline's scaled problem).
+    pub alpha: f64,
+    /// Algorithm.
+    pub algorithm: Algorithm,
+    /// Target epsilon of the whole pipeline.
+    pub epsilon: f64,
+    /// Target delta of the whole pipeline.
+    pub delta: f64,
+    /// Fit an intercept.
+    pub fit_intercept: bool,
+    /// Declared public `[lo, hi]` per feature; `None`: estimated privately with
+    /// `feature_share` of epsilon (charged).
+    #[serde(default)]
+    pub feature_ranges: Option<Vec<(f64, f64)>>,
+    /// Share of epsilon for private feature bounds.
+    #[serde(default)]
+    pub feature_share: Option<f64>,
+    /// Declared public target range (regression); `None`: estimated privately.
+    #[serde(default)]
+    pub target_range: Option<(f64, f64)>,
+    /// Share of epsilon for a private target bound.
+    #[serde(default)]
+    pub target_share: Option<f64>,
+    /// Passes over the data (`None`: the pipeline's default).
+    #[serde(default)]
+    pub passes: Option<u64>,
+    /// Step scale (`None`: the pipeline's default).
+    #[serde(default)]
+    pub step_scale: Option<f64>,
+    /// Clipping threshold (`None`: the pipeline's default).
+    #[serde(default)]
+    pub clip: Option<f64>,
+    /// Mini-batch size (DP-SGD, DP-SCD).
+    #[serde(default)]
+    pub batch_size: Option<u64>,
+    /// Worker threads of the coordinate solvers (seeded fits reproduce per count).
+    #[serde(default = "one")]
+    pub threads: usize,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// The feature data as Python hands it over, borrowed (no copy before the pipeline's).
+#[derive(Debug, Clone, Copy)]
+pub enum Features<'a> {
+    /// `n x p` dense values, row-major (C order) or column-major (Fortran order).
+    Dense {
+        /// The values.
+        values: &'a [f64],
+        /// Rows.
+        n: usize,
+        /// Columns.
+        p: usize,
+        /// C order (`true`) or Fortran order (`false`).
+        row_major: bool,
+    },
+    /// Compressed sparse columns (scipy's `csc_matrix` buffers).
+    SparseCsc {
+        /// Non-zero values.
+        data: &'a [f64],
+        /// Row index of each value.
+        indices: &'a [i64],
+        /// Column `j`'s values are `indptr[j]..indptr[j + 1]`.
+        indptr: &'a [i64],
+        /// Rows.
+        n: usize,
+        /// Columns.
+        p: usize,
+    },
+}
+
+/// The column-major values of the design (the one copy a fit makes here).
+fn column_major(x: Features<'_>) -> Result<(usize, usize, Vec<f64>)> {
+    match x {
+        Features::Dense {
+            values,
+            n,
+            p,
+            row_major,
+        } => {
+            if values.len() != n * p {
+                return err(format!(
+                    "X has {} values for shape ({n}, {p})",
+                    values.len()
+                ));
+            }
+            if !row_major {
+                return Ok((n, p, values.to_vec()));
+            }
+            let mut cols = vec![0.0; n * p];
+            for (i, row) in values.chunks_exact(p.max(1)).enumerate() {
+                for (j, &v) in row.iter().enumerate() {
+                    cols[j * n + i] = v;
+                }
+            }
+            Ok((n, p, cols))
+        }
+        Features::SparseCsc {
+            data,
+            indices,
+            indptr,
+            n,
+            p,
+        } => {
+            if indptr.len() != p + 1 || data.len() != indices.len() {
+                return err(format!(
+                    "malformed CSC matrix: indptr has {} entries for {p} columns, data {} and indices {}",
+                    indptr.len(),
+                    data.len(),
+                    indices.len()
+                ));
+            }
+            let mut cols = vec![0.0; n * p];
+            for j in 0..p {
+                let (a, b) = (indptr[j], indptr[j + 1]);
+                if a < 0 || b < a || b as usize > data.len() {
+                    return err(format!("malformed CSC matrix: column {j} spans {a}..{b}"));
+                }
+                for k in a as usize..b as usize {
+                    let i = indices[k];
+                    if i < 0 || i as usize >= n {
+                        return err(format!(
+                            "malformed CSC matrix: row index {i} outside 0..{n}"
+                        ));
+                    }
+                    cols[j * n + i as usize] += data[k];
+                }
+            }
+            Ok((n, p, cols))
+        }
+    }
+}
+
+/// The pipeline the spec describes.
+pub fn pipeline(spec: &FitSpec, seed: Option<u64>) -> Pipeline {
+    let mut pl = Pipeline::new(spec.task, spec.algorithm)
+        .loss(spec.loss)
+        .penalty(spec.penalty, spec.alpha)
+        .privacy(spec.epsilon, spec.delta)
+        .intercept(spec.fit_intercept)
+        .seed(seed)
+        .threads(spec.threads)
+        .feature_bounds(match (&spec.feature_ranges, spec.feature_share) {
+            (Some(r), _) => FeatureBounds::Ranges(r.clone()),
+            (None, Some(share)) => FeatureBounds::Private { share },
+            (None, None) => FeatureBounds::private(),
+        });
+    if spec.task == Task::Regression {
+        pl = pl.target_bound(match (spec.target_range, spec.target_share) {
+            (Some((lo, hi)), _) => TargetBound::Range(lo, hi),
+            (None, Some(share)) => TargetBound::Private { share },
+            (None, None) => TargetBound::private(),
+        });
+    }
+    if let Some(v) = spec.passes {
+        pl = pl.passes(v);
+    }
+    if let Some(v) = spec.step_scale {
+        pl = pl.step_scale(v);
+    }
+    if let Some(v) = spec.clip {
+        pl = pl.clip(v);
+    }
+    if let Some(v) = spec.batch_size {
+        pl = pl.batch_size(v);
+    }
+    pl
+}
+
+/// Fits the estimator `spec` describes on `(x, y)` through the pipeline; `seed` replays
+/// the noise (tests, reproduction), `None` draws from the operating system. `y` holds
+/// labels in `{-1, +1}` for classification, the raw target for regression.
+pub fn fit(x: Features<'_>, y: &[f64], spec: &FitSpec, seed: Option<u64>) -> Result<FitReport> {
+    let (n, p, cols) = column_major(x)?;
+    if n == 0 || p == 0 {
+        return err(format!(
+            "X has shape ({n}, {p}): a fit needs at least one row and one feature"
+        ));
+    }
+    if y.len() != n {
+        return err(format!("X has {n} rows but y has {} values", y.len()));
+    }
+    let design = DenseDesign::from_matrix_deferred_rows(DMatrix::from_vec(n, p, cols))?;
+    let data = Dataset::new(design, y.to_vec())?;
+    let report = pipeline(spec, seed).fit(&data)?;
+    if let Some(i) = report
+        .model
+        .coefficients
+        .iter()
+        .position(|c| !c.is_finite())
+    {
+        return err(format!(
+            "the fit returned a non-finite coefficient ({} at {i}); refusing it",
+            report.model.coefficients[i]
+        ));
+    }
+    Ok(report)
+}

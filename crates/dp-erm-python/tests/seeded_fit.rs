@@ -1,0 +1,127 @@
+//! The seeded fit that `test_rust_parity.py` repeats through Python: the backend's fit
+//! equals, bit for bit, the same fit written directly against the library's pipeline
+//! (`dp_erm::Pipeline`), and both
+//! equal the recorded `tests/data/seeded_fit.json` (coefficient bits), which the Python
+//! test compares its own fit with. Re-record with `DP_ERM_BLESS=1` after a deliberate
+//! change of the solver.
+
+use dp_erm::{Algorithm, FeatureBounds, LossKind, PenaltyKind, Pipeline, Task};
+use dp_erm_python::backend::{self, Features, FitSpec};
+use dp_models::{Dataset, DenseDesign};
+use std::path::PathBuf;
+
+const SEED: u64 = 7;
+
+fn manifest() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// breast_cancer.csv (embedded in dp-bench): 569 rows, 30 features, label `diagnosis` (benign / malignant).
+fn breast_cancer() -> (Vec<f64>, Vec<f64>, usize, usize) {
+    let text =
+        std::fs::read_to_string(manifest().join("../dp-bench/data/breast_cancer.csv")).unwrap();
+    let mut lines = text.lines();
+    let p = lines.next().unwrap().split(',').count() - 1;
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for line in lines.filter(|l| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        x.extend(f[..p].iter().map(|s| s.parse::<f64>().unwrap()));
+        // Python's classes_ are sorted: ["benign", "malignant"]; classes_[1] is +1.
+        y.push(if f[p] == "malignant" { 1.0 } else { -1.0 });
+    }
+    let n = y.len();
+    (x, y, n, p)
+}
+
+fn ranges(x: &[f64], n: usize, p: usize) -> Vec<(f64, f64)> {
+    (0..p)
+        .map(|j| {
+            let col = (0..n).map(|i| x[i * p + j]);
+            (
+                col.clone().fold(f64::INFINITY, f64::min),
+                col.fold(f64::NEG_INFINITY, f64::max),
+            )
+        })
+        .collect()
+}
+
+/// What `DPLogisticRegression(epsilon=1, bounds_X=(min, max), random_state=7)` sends.
+fn spec(x: &[f64], n: usize, p: usize) -> FitSpec {
+    FitSpec {
+        task: Task::Classification,
+        loss: LossKind::Logistic,
+        penalty: PenaltyKind::L2,
+        alpha: 1.0 / (1.0 * n as f64),
+        algorithm: Algorithm::DpCd,
+        epsilon: 1.0,
+        delta: 1e-5f64.min(1.0 / ((n * n) as f64)),
+        fit_intercept: true,
+        feature_ranges: Some(ranges(x, n, p)),
+        feature_share: None,
+        target_range: None,
+        target_share: None,
+        passes: None,
+        step_scale: None,
+        clip: None,
+        batch_size: None,
+        threads: 1,
+    }
+}
+
+fn bits(v: &[f64]) -> Vec<String> {
+    v.iter().map(|c| format!("{:016x}", c.to_bits())).collect()
+}
+
+#[test]
+fn the_backend_is_the_library_fit_and_matches_the_recorded_one() {
+    let (x, y, n, p) = breast_cancer();
+    let spec = spec(&x, n, p);
+    let features = Features::Dense {
+        values: &x,
+        n,
+        p,
+        row_major: true,
+    };
+    let out = backend::fit(features, &y, &spec, Some(SEED)).unwrap();
+
+    // The same fit written against the pipeline directly.
+    let design = DenseDesign::from_row_major(n, p, &x).unwrap();
+    let data = Dataset::new(design, y).unwrap();
+    let direct = Pipeline::new(Task::Classification, Algorithm::DpCd)
+        .loss(LossKind::Logistic)
+        .penalty(PenaltyKind::L2, spec.alpha)
+        .privacy(1.0, spec.delta)
+        .feature_bounds(FeatureBounds::Ranges(ranges(&x, n, p)))
+        .intercept(true)
+        .seed(Some(SEED))
+        .fit(&data)
+        .unwrap();
+    assert_eq!(
+        bits(&direct.model.coefficients),
+        bits(&out.model.coefficients)
+    );
+    assert_eq!(direct.model, out.model);
+    let intercept = out.model.intercept.unwrap();
+
+    let recorded = serde_json::json!({
+        "what": "DPLogisticRegression(epsilon=1.0, bounds_X=(per-column min, max), random_state=7) on crates/dp-bench/data/breast_cancer.csv, all rows; IEEE-754 bits of coef_ and intercept_",
+        "coef_bits": bits(&out.model.coefficients),
+        "intercept_bits": format!("{:016x}", intercept.to_bits()),
+        "epsilon": out.model.privacy.as_ref().map(|g| g.epsilon),
+    });
+    let path = manifest().join("tests/data/seeded_fit.json");
+    if std::env::var_os("DP_ERM_BLESS").is_some() {
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(&recorded).unwrap() + "\n",
+        )
+        .unwrap();
+    }
+    let file: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (record it with DP_ERM_BLESS=1)", path.display())),
+    )
+    .unwrap();
+    assert_eq!(file["coef_bits"], recorded["coef_bits"]);
+    assert_eq!(file["intercept_bits"], recorded["intercept_bits"]);
+}

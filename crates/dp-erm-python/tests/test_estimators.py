@@ -1,0 +1,233 @@
+"""Behaviour of the estimators: fit / predict / attributes, inputs, errors, pickling."""
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dp_erm
+from dp_erm import (DPElasticNet, DPLasso, DPLinearRegression, DPLinearSVC,
+                    DPLogisticRegression)
+
+
+def _binary(n=400, p=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    w = np.linspace(2, -2, p)
+    y = np.where(X @ w + 0.3 > 0, "yes", "no")
+    return X, y
+
+
+def _regression(n=400, p=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    y = X @ np.linspace(1, -1, p) + 0.5 + 0.05 * rng.standard_normal(n)
+    return X, y
+
+
+def test_logistic_fit_predict_and_guarantee():
+    X, y = _binary(4000)
+    clf = DPLogisticRegression(epsilon=2.0, bounds_X=(-1, 1), random_state=1).fit(X, y)
+    assert list(clf.classes_) == ["no", "yes"]
+    assert clf.coef_.shape == (1, 5) and clf.intercept_.shape == (1,)
+    assert set(clf.predict(X)) <= {"no", "yes"}
+    assert clf.score(X, y) > 0.85
+    proba = clf.predict_proba(X)
+    assert proba.shape == (4000, 2) and np.allclose(proba.sum(axis=1), 1)
+    assert np.array_equal(clf.predict(X), clf.classes_[(proba[:, 1] >= 0.5).astype(int)])
+    assert 0 < clf.epsilon_ <= 2.0 and 0 < clf.delta_ <= 1e-5
+    assert clf.adjacency_ and clf.accounting_
+    assert isinstance(clf.ledger_, list) and len(clf.ledger_) >= 2  # M_j release + steps
+    assert clf.n_features_in_ == 5 and clf.n_iter_ > 0
+    assert clf.hyperparameters_["passes"] >= 2
+
+
+@pytest.mark.parametrize("est", [DPLinearRegression, DPLasso, DPElasticNet])
+def test_regressors_fit(est):
+    X, y = _regression(5000)
+    reg = est(epsilon=3.0, bounds_X=(-1, 1), bounds_y=(-3, 4), random_state=0).fit(X, y)
+    assert reg.coef_.shape == (5,) and isinstance(reg.intercept_, float)
+    assert reg.score(X, y) > 0.5, reg.score(X, y)
+    assert reg.epsilon_ <= 3.0
+
+
+def test_linear_svc():
+    X, y = _binary(4000)
+    clf = DPLinearSVC(epsilon=2.0, bounds_X=(-1, 1), random_state=3).fit(X, y)
+    assert clf.score(X, y) > 0.85
+    assert not hasattr(clf, "predict_proba")
+
+
+@pytest.mark.parametrize("algorithm", ["dp-gcd", "dp-sgd", "dp-scd"])
+def test_other_algorithms(algorithm):
+    X, y = _binary(4000)
+    clf = DPLogisticRegression(epsilon=2.0, bounds_X=(-1, 1), algorithm=algorithm,
+                               fit_intercept=algorithm != "dp-scd",
+                               random_state=0).fit(X, y)
+    assert clf.epsilon_ <= 2.0
+    assert clf.score(X, y) > 0.6, (algorithm, clf.score(X, y))
+
+
+def test_seed_reproduces_and_none_draws_fresh_noise():
+    X, y = _binary()
+    a = DPLogisticRegression(bounds_X=(-1, 1), random_state=5).fit(X, y)
+    b = DPLogisticRegression(bounds_X=(-1, 1), random_state=5).fit(X, y)
+    assert np.array_equal(a.coef_, b.coef_) and a.intercept_[0] == b.intercept_[0]
+    c = DPLogisticRegression(bounds_X=(-1, 1)).fit(X, y)
+    d = DPLogisticRegression(bounds_X=(-1, 1)).fit(X, y)
+    assert not np.array_equal(c.coef_, d.coef_)
+
+
+def test_no_seed_in_fitted_attributes():
+    X, y = _binary()
+    seed = 918273645
+    clf = DPLogisticRegression(bounds_X=(-1, 1), random_state=seed).fit(X, y)
+    fitted = {k: v for k, v in vars(clf).items() if k.endswith("_")}
+    text = json.dumps(fitted, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o))
+    assert str(seed) not in text
+    assert "seed" not in text
+
+
+def test_c_and_fortran_order_and_pandas_give_the_same_fit():
+    pd = pytest.importorskip("pandas")
+    X, y = _binary()
+    kw = dict(bounds_X=(-1, 1), random_state=11)
+    a = DPLogisticRegression(**kw).fit(np.ascontiguousarray(X), y)
+    b = DPLogisticRegression(**kw).fit(np.asfortranarray(X), y)
+    df = pd.DataFrame(X, columns=[f"f{j}" for j in range(5)])
+    c = DPLogisticRegression(**kw).fit(df, y)
+    assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.coef_, c.coef_)
+    assert list(c.feature_names_in_) == [f"f{j}" for j in range(5)]
+    assert np.array_equal(c.predict(df), a.predict(X))
+
+
+def test_sparse_input():
+    X, y = _binary(3000)
+    X[np.abs(X) < 0.5] = 0.0
+    kw = dict(bounds_X=(-1, 1), random_state=2, epsilon=2.0)
+    dense = DPLogisticRegression(**kw).fit(X, y)
+    for conv in (sp.csc_matrix, sp.csr_matrix):
+        s = DPLogisticRegression(**kw).fit(conv(X), y)
+        # The pipeline takes dense data: the same fit exactly.
+        assert np.array_equal(s.coef_, dense.coef_)
+        assert np.array_equal(s.predict(conv(X)), s.predict(X))
+
+
+def test_pickle_round_trip():
+    X, y = _binary()
+    clf = DPLogisticRegression(bounds_X=(-1, 1), random_state=0).fit(X, y)
+    back = pickle.loads(pickle.dumps(clf))
+    assert np.array_equal(back.predict_proba(X), clf.predict_proba(X))
+    assert back.epsilon_ == clf.epsilon_ and back.ledger_ == clf.ledger_
+    reg = DPLasso(bounds_X=(-1, 1), bounds_y=(-3, 4), random_state=0).fit(*_regression())
+    assert np.array_equal(pickle.loads(pickle.dumps(reg)).predict(X), reg.predict(X))
+
+
+def test_get_set_params():
+    clf = DPLogisticRegression(epsilon=0.5, bounds_X=(0, 1))
+    assert clf.get_params()["epsilon"] == 0.5
+    clf.set_params(epsilon=2.0, algorithm="dp-gcd")
+    assert clf.epsilon == 2.0 and clf.algorithm == "dp-gcd"
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(epsilon=0.0), "epsilon"),
+        (dict(epsilon=-1.0), "epsilon"),
+        (dict(epsilon=float("inf")), "epsilon"),
+        (dict(delta=0.0), "delta"),
+        (dict(delta=1.0), "delta"),
+        (dict(algorithm="sgd"), "algorithm"),
+        (dict(bounds_X=(1.0, -1.0)), "lower bound"),
+        (dict(bounds_X=([0, 0], [1, 1])), "bounds_X|shape|broadcast"),
+        (dict(C=0.0), "C="),
+        (dict(passes=0), "passes"),
+    ],
+)
+def test_bad_parameters_raise_value_error(kwargs, match):
+    X, y = _binary()
+    params = dict(bounds_X=(-1, 1), random_state=0)
+    params.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        DPLogisticRegression(**params).fit(X, y)
+
+
+def test_bad_data_raises():
+    X, y = _binary()
+    clf = DPLogisticRegression(bounds_X=(-1, 1), random_state=0)
+    Xn = X.copy()
+    Xn[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        clf.fit(Xn, y)
+    Xi = X.copy()
+    Xi[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity|inf"):
+        clf.fit(Xi, y)
+    with pytest.raises(ValueError):
+        clf.fit(X[:0], y[:0])
+    with pytest.raises(ValueError, match="inconsistent|samples"):
+        clf.fit(X, y[:-1])
+    with pytest.raises(ValueError, match="Only binary classification"):
+        clf.fit(X, np.arange(len(y)) % 3)
+    clf.fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :3])
+
+
+def test_missing_bounds_are_estimated_privately_and_charged():
+    X, y = _binary(4000)
+    with pytest.warns(dp_erm.PrivateBoundsWarning, match="estimated privately"):
+        clf = DPLogisticRegression(epsilon=2.0, random_state=0).fit(X, y)
+    declared = DPLogisticRegression(epsilon=2.0, bounds_X=(-1, 1), random_state=0).fit(X, y)
+    assert clf.epsilon_ <= 2.0
+    assert clf.privacy_report_["preprocessing_epsilon"] > 0
+    assert declared.privacy_report_["preprocessing_epsilon"] == 0
+    assert len(clf.ledger_) > len(declared.ledger_)
+    assert clf.feature_ranges_.shape == (5, 2)
+    Xr, yr = _regression(4000)
+    with pytest.warns(dp_erm.PrivateBoundsWarning, match="target range"):
+        reg = DPLinearRegression(epsilon=2.0, bounds_X=(-1, 1), random_state=0).fit(Xr, yr)
+    assert reg.epsilon_ <= 2.0 and reg.privacy_report_["preprocessing_epsilon"] > 0
+
+
+def test_prediction_clips_to_the_fitted_ranges():
+    X, y = _binary()
+    clf = DPLogisticRegression(bounds_X=(-1, 1), random_state=0).fit(X, y)
+    far = X * 100.0
+    assert np.array_equal(clf.decision_function(far),
+                          clf.decision_function(np.clip(far, -1, 1)))
+
+
+def test_accounting():
+    acc = dp_erm.accounting
+    # The README's calculator example (cargo xtask privacy epsilon ... --accountant rdp).
+    r = acc.epsilon("subsampled-gaussian", steps=10_000, delta=1e-5, sigma=1.1,
+                    sampling_rate=0.01)
+    assert r["epsilon"] == pytest.approx(5.631809667021566, rel=1e-12)
+    s = acc.sigma("subsampled-gaussian", steps=1000, epsilon=1.0, delta=1e-5,
+                  sampling_rate=0.01)
+    assert s["achieved_epsilon"] <= 1.0
+    back = acc.epsilon("subsampled-gaussian", steps=1000, delta=1e-5, sigma=s["sigma"],
+                       sampling_rate=0.01)
+    assert back["epsilon"] <= 1.0
+    lap = acc.epsilon("laplace", steps=50, delta=1e-6, scale=10.0)
+    assert lap["epsilon"] == pytest.approx(3.1729027340195914, rel=1e-12)
+    for name in ("rdp", "zcdp", "gdp", "pld"):
+        assert acc.epsilon("gaussian", steps=10, delta=1e-6, sigma=5.0,
+                           accountant=name)["epsilon"] > 0
+    assert "gdp" in acc.accountants()
+    with pytest.raises(ValueError, match="sampling_rate"):
+        acc.epsilon("subsampled-gaussian", steps=10, delta=1e-5, sigma=1.0)
+    with pytest.raises(ValueError):
+        acc.epsilon("gaussian", steps=10, delta=2.0, sigma=1.0)
+    with pytest.raises(ValueError, match="accountant"):
+        acc.epsilon("gaussian", steps=10, delta=1e-5, sigma=1.0, accountant="optimal")
+
+
+def test_dp_scd_fits_no_intercept():
+    X, y = _binary(500)
+    with pytest.raises(ValueError, match="intercept"):
+        DPLogisticRegression(bounds_X=(-1, 1), algorithm="dp-scd").fit(X, y)
