@@ -624,6 +624,68 @@ mod tests {
     }
 
     #[test]
+    fn other_algorithms_defaults_build_fit_and_warn_when_the_budget_is_too_small() {
+        use crate::solver::Solver;
+        use dp_models::{Dataset, DenseDesign};
+        let (n, p) = (400, 4);
+        let x: Vec<f64> = (0..n * p)
+            .map(|k| ((k * 37 % 101) as f64 / 50.0 - 1.0) * 0.5)
+            .collect();
+        let y = (0..n)
+            .map(|i| if x[i * p] > 0.0 { 1.0 } else { -1.0 })
+            .collect();
+        let d = Dataset::new(DenseDesign::from_row_major(n, p, &x).unwrap(), y).unwrap();
+        let b = PublicBounds::uniform(p, 1.0);
+        let l2 = || L2::new(1e-3).unwrap();
+        let (g, gd) = DpGcdParams::defaults_for(Logistic, l2(), 1.0, 1e-6, &b, n, p).unwrap();
+        assert!(gd.passes >= GCD_ITERATIONS_MIN);
+        let fit = g.build().unwrap().fit_seeded(&d, 1).unwrap();
+        assert!(fit.guarantee().unwrap().epsilon <= 1.0 + 1e-9);
+        let (s, sd) = DpSgdParams::defaults_for(Logistic, l2(), 1.0, 1e-6, &b, n, p).unwrap();
+        assert_eq!(sd.batch_size, Some(20));
+        assert_eq!(sd.beta, Some(0.25 * 4.0));
+        let fit = s.build().unwrap().fit_seeded(&d, 1).unwrap();
+        assert!(fit.guarantee().unwrap().epsilon <= 1.0 + 1e-9);
+        let (c, _) = DpScdParams::defaults_for(Logistic, l2(), 1.0, 1e-6, &b, n, p).unwrap();
+        let fit = c.build().unwrap().fit_seeded(&d, 1).unwrap();
+        assert!(fit.guarantee().unwrap().epsilon <= 1.0 + 1e-9);
+        // eps 0.01 on 400 rows: the rule wants far fewer than 2 passes.
+        let tiny = dp_cd_defaults(&Logistic, 0.01, 1e-6, &b, n, p).unwrap();
+        assert!(matches!(
+            tiny.warnings.as_slice(),
+            [FitWarning::BudgetTooSmall { used: 2, .. }]
+        ));
+        assert!(dp_cd_defaults(&Logistic, 5.0, 1e-6, &b, 100_000, p)
+            .unwrap()
+            .warnings
+            .is_empty());
+    }
+
+    #[test]
+    fn a_model_whose_intercept_outweighs_every_row_is_flagged_constant() {
+        let b = PublicBounds::uniform(2, 1.0);
+        let model = |w: Vec<f64>, b0: f64| LinearModel {
+            algorithm: "dp-cd".into(),
+            coefficients: w,
+            intercept: Some(b0),
+            iterations: 1,
+            privacy: None,
+        };
+        // max |x^T w| over the box = 0.3 + 0.2 = 0.5 < 0.6.
+        let w = constant_prediction(&model(vec![0.3, -0.2], 0.6), &b).unwrap();
+        assert!(matches!(w, Some(FitWarning::ConstantPrediction { .. })));
+        assert!(constant_prediction(&model(vec![0.3, -0.2], 0.4), &b)
+            .unwrap()
+            .is_none());
+        // A row-norm bound tightens the swing: R ||w|| = 0.5 * 0.36 = 0.18 < 0.4.
+        let r = b.clone().with_row_norm(0.5);
+        assert!(constant_prediction(&model(vec![0.3, -0.2], 0.4), &r)
+            .unwrap()
+            .is_some());
+        assert!(constant_prediction(&model(vec![0.3], 0.4), &b).is_err());
+    }
+
+    #[test]
     fn rules_follow_the_formulas_and_refuse_bad_input() {
         let b = PublicBounds::uniform(4, 1.0);
         let d = dp_cd_defaults(&Logistic, 1.0, 1e-6, &b, 10_000, 4).unwrap();
