@@ -39,12 +39,16 @@
 
 use crate::constants::Smoothness;
 use crate::dp_cd::DpCdParams;
+use crate::dp_gcd::{DpGcdParams, SelectionRule, Variant};
+use crate::dp_scd::DpScdParams;
+use crate::dp_sgd::DpSgdParams;
 use crate::error::{positive, OptimError, Result};
+use crate::model::{FitWarning, LinearModel};
 use crate::privacy::{Accounting, PrivacyParams};
 use crate::schedule::CoordinateOrder;
 use crate::support::RowSupport;
 use dp_models::constants::Tagged;
-use dp_models::{Loss, Penalty};
+use dp_models::{DualLoss, Loss, Penalty, L2};
 use serde::{Deserialize, Serialize};
 
 /// The constant of the passes rule (measured, see `docs/defaults.md`).
@@ -147,6 +151,10 @@ pub struct DpCdDefaults {
     pub row_norm: f64,
     /// The unclamped passes of the rule.
     pub passes_unclamped: f64,
+    /// [`FitWarning::BudgetTooSmall`] when the rule wanted fewer passes than its
+    /// minimum (the budget pays for less than the shortest run the rules allow).
+    #[serde(default)]
+    pub warnings: Vec<FitWarning>,
 }
 
 /// `max |phi'(0, y)|` over `y = +-1`.
@@ -204,6 +212,7 @@ pub fn dp_cd_defaults<L: Loss + ?Sized>(
         g0: g,
         row_norm: r,
         passes_unclamped: raw,
+        warnings: budget_warning(raw, passes),
     })
 }
 
@@ -268,6 +277,246 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
                 .row_support(Some(k.clone())),
             None => params,
         };
+        Ok((params, d))
+    }
+}
+
+/// [`FitWarning::BudgetTooSmall`] when the passes rule wanted fewer than the minimum
+/// it runs (`raw < PASSES_RANGE.0`).
+fn budget_warning(raw: f64, used: u64) -> Vec<FitWarning> {
+    if raw < PASSES_RANGE.0 as f64 {
+        vec![FitWarning::BudgetTooSmall { wanted: raw, used }]
+    } else {
+        Vec::new()
+    }
+}
+
+/// [`FitWarning::ConstantPrediction`] when the released `model` predicts the same sign
+/// for every row within `bounds`: `|b| > max |x^T w|` over those rows, bounded by
+/// `min(sum_j |w_j| b_j, R ||w||_2)` (the feature bounds and the row-norm bound, as
+/// given). The model must have its intercept split off
+/// ([`LinearModel::split_intercept`]) and `bounds` must describe its features (without
+/// the intercept column). A function of the released model and public bounds only.
+pub fn constant_prediction(
+    model: &LinearModel,
+    bounds: &PublicBounds,
+) -> Result<Option<FitWarning>> {
+    let Some(b) = model.intercept else {
+        return Ok(None);
+    };
+    let w = &model.coefficients;
+    let mut swing = f64::INFINITY;
+    if let Some(fb) = &bounds.feature_bounds {
+        if fb.len() != w.len() {
+            return Err(OptimError::Shape(format!(
+                "{} feature bounds for a model of {} coefficients",
+                fb.len(),
+                w.len()
+            )));
+        }
+        swing = swing.min(w.iter().zip(fb).map(|(w, b)| w.abs() * b).sum());
+    }
+    if let Some(r) = bounds.row_norm_bound {
+        swing = swing.min(r * w.iter().map(|v| v * v).sum::<f64>().sqrt());
+    }
+    Ok((b.abs() > swing).then_some(FitWarning::ConstantPrediction {
+        intercept: b,
+        largest_swing: swing,
+    }))
+}
+
+/// The hyperparameters the rules chose for DP-GCD, DP-SGD or DP-SCD (the fields that do
+/// not apply are `None`), with the quantities they used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlgorithmDefaults {
+    /// Passes (DP-SGD, DP-SCD) or iterations (DP-GCD: one selection and one update each).
+    pub passes: u64,
+    /// Step scale (DP-GCD: steps `gamma / M_j`; DP-SGD: step `gamma / beta`).
+    pub step_scale: Option<f64>,
+    /// Clipping threshold.
+    pub clip: f64,
+    /// Batch size (DP-SGD, DP-SCD).
+    pub batch_size: Option<u64>,
+    /// The public `beta = c R^2` (DP-SGD).
+    pub beta: Option<f64>,
+    /// The unclamped value of the passes (iterations) rule.
+    pub passes_unclamped: f64,
+    /// [`FitWarning::BudgetTooSmall`] when the rule wanted less than its minimum.
+    pub warnings: Vec<FitWarning>,
+}
+
+/// The fewest iterations DP-GCD's rule runs (the most is `50 p`, see
+/// [`dp_gcd_defaults`]).
+pub const GCD_ITERATIONS_MIN: u64 = 2;
+
+/// The batch size of the stochastic rules: `round(sqrt(n))`, in `[1, n]`.
+fn sqrt_batch(n: usize) -> u64 {
+    ((n as f64).sqrt().round() as u64).clamp(1, n as u64)
+}
+
+/// DP-GCD (zCDP variant, Gaussian update noise, Gumbel selection) on `n` rows and `p`
+/// features (an intercept column counts, with bound 1 in `bounds`).
+///
+/// The DP-CD balance gives the number of noisy coordinate updates `K_cd = passes * p`
+/// (see [`dp_cd_defaults`]); a DP-GCD iteration spends its share of the budget on one
+/// selection and one update (selection share 1/2), so it is charged like two DP-CD
+/// releases: `T = K_cd / 2`, rounded, clamped to `[2, 50 p]`. Step `gamma = 1` and clip
+/// `C = G0 R` as for DP-CD; the `M_j` are estimated privately in one Gaussian release
+/// with 5 % of the zCDP budget ([`private_smoothness`]).
+pub fn dp_gcd_defaults<L: Loss + ?Sized>(
+    loss: &L,
+    epsilon: f64,
+    delta: f64,
+    bounds: &PublicBounds,
+    n: usize,
+    p: usize,
+) -> Result<AlgorithmDefaults> {
+    let cd = dp_cd_defaults(loss, epsilon, delta, &without_support(bounds), n, p)?;
+    let raw = cd.passes_unclamped * p as f64 / 2.0;
+    let hi = (PASSES_RANGE.1 * p as u64).max(GCD_ITERATIONS_MIN);
+    let iterations = (raw.round() as u64).clamp(GCD_ITERATIONS_MIN, hi);
+    Ok(AlgorithmDefaults {
+        passes: iterations,
+        step_scale: Some(1.0),
+        clip: cd.clip,
+        batch_size: None,
+        beta: None,
+        passes_unclamped: raw,
+        warnings: budget_warning(cd.passes_unclamped, cd.passes),
+    })
+}
+
+/// DP-SGD with batches of `round(sqrt(n))` rows, the public `beta = c R^2` (no budget
+/// spent on it), step `1 / beta`, clip `C = G0 R` (a per-sample gradient's norm at
+/// `w0 = 0`), and the passes of [`dp_cd_defaults`] (the same optimisation / noise
+/// balance per unit of budget; not refitted for SGD).
+pub fn dp_sgd_defaults<L: Loss + ?Sized>(
+    loss: &L,
+    epsilon: f64,
+    delta: f64,
+    bounds: &PublicBounds,
+    n: usize,
+    p: usize,
+) -> Result<AlgorithmDefaults> {
+    let cd = dp_cd_defaults(loss, epsilon, delta, &without_support(bounds), n, p)?;
+    let c = loss.curvature_bound().ok_or_else(|| {
+        OptimError::Unsupported(format!(
+            "DP-SGD's step needs a smooth loss; the {} loss has no curvature bound",
+            loss.name()
+        ))
+    })?;
+    let beta = positive("beta = c R^2", c * cd.row_norm * cd.row_norm)?;
+    Ok(AlgorithmDefaults {
+        passes: cd.passes,
+        step_scale: Some(1.0),
+        clip: cd.clip,
+        batch_size: Some(sqrt_batch(n)),
+        beta: Some(beta),
+        passes_unclamped: cd.passes_unclamped,
+        warnings: cd.warnings,
+    })
+}
+
+/// DP-SCD with mini-batches of `round(sqrt(n))` rows, clip `C = 1` (the dual variables
+/// of the logistic and hinge losses live in `[0, 1]`, so a dual step of more than 1 is
+/// never needed there), and the passes of [`dp_cd_defaults`].
+pub fn dp_scd_defaults<L: Loss + ?Sized>(
+    loss: &L,
+    epsilon: f64,
+    delta: f64,
+    bounds: &PublicBounds,
+    n: usize,
+    p: usize,
+) -> Result<AlgorithmDefaults> {
+    let cd = dp_cd_defaults(loss, epsilon, delta, &without_support(bounds), n, p)?;
+    Ok(AlgorithmDefaults {
+        passes: cd.passes,
+        step_scale: None,
+        clip: 1.0,
+        batch_size: Some(sqrt_batch(n)),
+        beta: None,
+        passes_unclamped: cd.passes_unclamped,
+        warnings: cd.warnings,
+    })
+}
+
+/// The bounds without a row-support bound (only DP-CD uses one).
+fn without_support(bounds: &PublicBounds) -> PublicBounds {
+    PublicBounds {
+        row_support: None,
+        ..bounds.clone()
+    }
+}
+
+impl<L: Loss, P: Penalty> DpGcdParams<L, P> {
+    /// A DP-GCD builder (zCDP variant, rule GS-r, which handles every separable
+    /// penalty) with the choices of [`dp_gcd_defaults`] and the `M_j` estimated
+    /// privately from `bounds` (charged).
+    pub fn defaults_for(
+        loss: L,
+        penalty: P,
+        epsilon: f64,
+        delta: f64,
+        bounds: &PublicBounds,
+        n: usize,
+        p: usize,
+    ) -> Result<(Self, AlgorithmDefaults)> {
+        let d = dp_gcd_defaults(&loss, epsilon, delta, bounds, n, p)?;
+        let params = DpGcdParams::new(loss, penalty)
+            .privacy(PrivacyParams::new(epsilon, delta))
+            .variant(Variant::Zcdp)
+            .rule(SelectionRule::GsR)
+            .passes(d.passes)
+            .step_scale(d.step_scale.unwrap_or(1.0))
+            .clip(d.clip)
+            .smoothness(private_smoothness(bounds, SMOOTHNESS_SHARE));
+        Ok((params, d))
+    }
+}
+
+impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
+    /// A DP-SGD builder with the choices of [`dp_sgd_defaults`] (public `beta`).
+    pub fn defaults_for(
+        loss: L,
+        penalty: P,
+        epsilon: f64,
+        delta: f64,
+        bounds: &PublicBounds,
+        n: usize,
+        p: usize,
+    ) -> Result<(Self, AlgorithmDefaults)> {
+        let d = dp_sgd_defaults(&loss, epsilon, delta, bounds, n, p)?;
+        let params = DpSgdParams::new(loss, penalty)
+            .privacy(PrivacyParams::new(epsilon, delta).accounting(Accounting::Exact))
+            .passes(d.passes)
+            .step_scale(d.step_scale.unwrap_or(1.0))
+            .clip(d.clip)
+            .batch_size(d.batch_size.unwrap_or(1))
+            .smoothness(crate::constants::GlobalSmoothness::Given(Tagged::public(
+                d.beta.unwrap_or(f64::NAN),
+            )));
+        Ok((params, d))
+    }
+}
+
+impl<L: DualLoss> DpScdParams<L> {
+    /// A DP-SCD builder with the choices of [`dp_scd_defaults`] (`penalty` must have
+    /// `lambda > 0`: the dual needs strong convexity).
+    pub fn defaults_for(
+        loss: L,
+        penalty: L2,
+        epsilon: f64,
+        delta: f64,
+        bounds: &PublicBounds,
+        n: usize,
+        p: usize,
+    ) -> Result<(Self, AlgorithmDefaults)> {
+        let d = dp_scd_defaults(&loss, epsilon, delta, bounds, n, p)?;
+        let params = DpScdParams::new(loss, penalty)
+            .privacy(PrivacyParams::new(epsilon, delta).accounting(Accounting::Exact))
+            .passes(d.passes)
+            .clip(d.clip)
+            .batch_size(d.batch_size.unwrap_or(1));
         Ok((params, d))
     }
 }
@@ -372,6 +621,68 @@ mod tests {
             single / total
         );
         assert!(fitted.model.coefficients.iter().all(|w| w.is_finite()));
+    }
+
+    #[test]
+    fn other_algorithms_defaults_build_fit_and_warn_when_the_budget_is_too_small() {
+        use crate::solver::Solver;
+        use dp_models::{Dataset, DenseDesign};
+        let (n, p) = (400, 4);
+        let x: Vec<f64> = (0..n * p)
+            .map(|k| ((k * 37 % 101) as f64 / 50.0 - 1.0) * 0.5)
+            .collect();
+        let y = (0..n)
+            .map(|i| if x[i * p] > 0.0 { 1.0 } else { -1.0 })
+            .collect();
+        let d = Dataset::new(DenseDesign::from_row_major(n, p, &x).unwrap(), y).unwrap();
+        let b = PublicBounds::uniform(p, 1.0);
+        let l2 = || L2::new(1e-3).unwrap();
+        let (g, gd) = DpGcdParams::defaults_for(Logistic, l2(), 1.0, 1e-6, &b, n, p).unwrap();
+        assert!(gd.passes >= GCD_ITERATIONS_MIN);
+        let fit = g.build().unwrap().fit_seeded(&d, 1).unwrap();
+        assert!(fit.guarantee().unwrap().epsilon <= 1.0 + 1e-9);
+        let (s, sd) = DpSgdParams::defaults_for(Logistic, l2(), 1.0, 1e-6, &b, n, p).unwrap();
+        assert_eq!(sd.batch_size, Some(20));
+        assert_eq!(sd.beta, Some(0.25 * 4.0));
+        let fit = s.build().unwrap().fit_seeded(&d, 1).unwrap();
+        assert!(fit.guarantee().unwrap().epsilon <= 1.0 + 1e-9);
+        let (c, _) = DpScdParams::defaults_for(Logistic, l2(), 1.0, 1e-6, &b, n, p).unwrap();
+        let fit = c.build().unwrap().fit_seeded(&d, 1).unwrap();
+        assert!(fit.guarantee().unwrap().epsilon <= 1.0 + 1e-9);
+        // eps 0.01 on 400 rows: the rule wants far fewer than 2 passes.
+        let tiny = dp_cd_defaults(&Logistic, 0.01, 1e-6, &b, n, p).unwrap();
+        assert!(matches!(
+            tiny.warnings.as_slice(),
+            [FitWarning::BudgetTooSmall { used: 2, .. }]
+        ));
+        assert!(dp_cd_defaults(&Logistic, 5.0, 1e-6, &b, 100_000, p)
+            .unwrap()
+            .warnings
+            .is_empty());
+    }
+
+    #[test]
+    fn a_model_whose_intercept_outweighs_every_row_is_flagged_constant() {
+        let b = PublicBounds::uniform(2, 1.0);
+        let model = |w: Vec<f64>, b0: f64| LinearModel {
+            algorithm: "dp-cd".into(),
+            coefficients: w,
+            intercept: Some(b0),
+            iterations: 1,
+            privacy: None,
+        };
+        // max |x^T w| over the box = 0.3 + 0.2 = 0.5 < 0.6.
+        let w = constant_prediction(&model(vec![0.3, -0.2], 0.6), &b).unwrap();
+        assert!(matches!(w, Some(FitWarning::ConstantPrediction { .. })));
+        assert!(constant_prediction(&model(vec![0.3, -0.2], 0.4), &b)
+            .unwrap()
+            .is_none());
+        // A row-norm bound tightens the swing: R ||w|| = 0.5 * 0.36 = 0.18 < 0.4.
+        let r = b.clone().with_row_norm(0.5);
+        assert!(constant_prediction(&model(vec![0.3, -0.2], 0.4), &r)
+            .unwrap()
+            .is_some());
+        assert!(constant_prediction(&model(vec![0.3], 0.4), &b).is_err());
     }
 
     #[test]

@@ -409,6 +409,10 @@ pub(crate) struct ResolvedSmoothness {
     /// calibrated on the whole ledger: the papers' pure-DP budget split does not cover
     /// it).
     pub gaussian: bool,
+    /// How many released estimates were raised to their floor and how many lowered to
+    /// their ceiling (`None`: nothing was estimated in the fit). Functions of the noisy
+    /// release and public constants: publishable.
+    pub adjusted: Option<(usize, usize)>,
 }
 
 /// Resolves the coordinate constants of a private fit, charging `ledger` for whatever
@@ -450,6 +454,7 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
             spent: None,
             uses_non_private: true,
             gaussian: false,
+            adjusted: None,
         },
         Smoothness::Given(t) => {
             refuse_pre_spent_under_add_remove(
@@ -467,6 +472,7 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
                 spent: (cost > 0.0).then_some(cost),
                 uses_non_private: !t.is_private(),
                 gaussian: false,
+                adjusted: None,
             }
         }
         Smoothness::Private { .. } if neighbours != Neighbours::ReplaceOne => {
@@ -515,6 +521,7 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
                 spent: Some(charged),
                 uses_non_private: bounds_non_private,
                 gaussian: false,
+                adjusted: Some((released.clamped, 0)),
             }
         }
         Smoothness::PrivateBounded {
@@ -576,6 +583,7 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
                 spent: Some(released.epsilon + bound_cost),
                 uses_non_private: non_private,
                 gaussian: false,
+                adjusted: Some((released.floored, released.ceiled)),
             }
         }
         Smoothness::PrivateGaussian { .. } => {
@@ -734,5 +742,6 @@ pub(crate) fn resolve_private_any<D: Design, L: Loss + ?Sized>(
         spent: (bound_cost > 0.0).then_some(bound_cost),
         uses_non_private: non_private,
         gaussian: true,
+        adjusted: Some((released.floored, released.ceiled)),
     })
 }

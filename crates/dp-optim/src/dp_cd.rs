@@ -10,7 +10,7 @@ use crate::cd::{check_problem, check_smoothness, run_cd, CdProblem};
 use crate::constants::{gaussian_smoothness_multiplier, resolve_private_any, ResolvedSmoothness};
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::{objective_from_predictor, ColumnKernels, CoordNoise, NoNoise, PerCoordinate};
-use crate::model::{Diagnostics, Fitted, LinearModel};
+use crate::model::{Diagnostics, FitWarning, Fitted, LinearModel};
 use crate::plan::{DpCdPlan, PrivacyReport, SolverPlan};
 use crate::privacy::{
     calibrate_releases, charge_pre_spent, ledger_guarantee, pre_spent_epsilon, privacy_setters,
@@ -803,6 +803,8 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             clip_thresholds,
             sensitivities,
             noise_std,
+            smoothness_floored: None,
+            smoothness_ceiled: None,
         };
         Ok((plan, calibrated))
     }
@@ -833,6 +835,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             spent,
             uses_non_private,
             gaussian,
+            adjusted,
         } = resolve_private_any(
             &self.smoothness,
             &self.loss,
@@ -864,7 +867,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         };
         // 2. The plan, calibrated over the ledger charged so far plus its releases, and
         //    charged in full before the first release.
-        let (plan, calibrated) = self.plan_with(
+        let (mut plan, calibrated) = self.plan_with(
             n,
             &m,
             provenance,
@@ -873,6 +876,8 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             quantiles.as_deref(),
             gaussian,
         )?;
+        plan.smoothness_floored = adjusted.map(|a| a.0);
+        plan.smoothness_ceiled = adjusted.map(|a| a.1);
         ledger.charge(Charge::Gaussian {
             noise_multiplier: plan.noise_multiplier,
             count: plan.charged(),
@@ -946,6 +951,10 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         )?;
         let objective = objective_from_predictor(&self.loss, &self.penalty, &w, &z, data.y());
         let algorithm = self.name().to_string();
+        let warnings = match plan.smoothness_floored {
+            Some(floored) if floored > 0 => vec![FitWarning::SmoothnessFloored { floored, of: p }],
+            _ => Vec::new(),
+        };
         Ok(Fitted {
             model: LinearModel {
                 algorithm,
@@ -967,6 +976,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
                 objective,
                 zero_steps,
                 seconds,
+                warnings,
                 ..Diagnostics::default()
             },
         })

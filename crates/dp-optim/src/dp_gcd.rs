@@ -72,7 +72,7 @@ pub use twin::greedy_cd;
 
 use crate::constants::{resolve_private_any, zcdp_smoothness_multiplier, Smoothness};
 use crate::error::{invalid, OptimError, Result};
-use crate::model::{Diagnostics, Fitted, LinearModel};
+use crate::model::{Diagnostics, FitWarning, Fitted, LinearModel};
 use crate::plan::{DpGcdPlan, PrivacyReport, SolverPlan};
 use crate::privacy::{
     charge_pre_spent, guarantee_of, pre_spent_epsilon, privacy_setters, remaining_epsilon,
@@ -632,6 +632,7 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
         // charged) first, and the iterations are calibrated on what it actually cost.
         let mut fit_budget = None;
         let mut bounds_non_private = false;
+        let mut adjusted = None;
         let tagged = match &prm.smoothness {
             Smoothness::Given(m) => m.clone(),
             Smoothness::Private { .. }
@@ -657,6 +658,7 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                 )?;
                 let spent = resolved.spent.unwrap_or(0.0);
                 bounds_non_private = resolved.uses_non_private;
+                adjusted = resolved.adjusted;
                 fit_budget = Some(GcdBudget::calibrate(prm, &self.privacy, prior, spent)?);
                 resolved.tagged
             }
@@ -936,6 +938,8 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                         support_test_dropped: prm.support_test.map(|_| support_dropped),
                         smoothness: m,
                         smoothness_provenance: provenance,
+                        smoothness_floored: adjusted.map(|a| a.0),
+                        smoothness_ceiled: adjusted.map(|a| a.1),
                     }),
                     ledger,
                     guarantee,
@@ -957,6 +961,12 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                 seconds,
                 objective_trajectory: trajectory,
                 selected,
+                warnings: match adjusted {
+                    Some((floored, _)) if floored > 0 => {
+                        vec![FitWarning::SmoothnessFloored { floored, of: p }]
+                    }
+                    _ => Vec::new(),
+                },
                 ..Diagnostics::default()
             },
         })

@@ -34,7 +34,9 @@ pub use dp_sgd::{DpSgd, DpSgdParams};
 pub use error::{OptimError, Result};
 pub use fw::{Fw, FwParams, FwStep};
 pub use kernel::ColumnKernels;
-pub use model::{with_intercept_column, AppendConstantColumn, Diagnostics, Fitted, LinearModel};
+pub use model::{
+    with_intercept_column, AppendConstantColumn, Diagnostics, FitWarning, Fitted, LinearModel,
+};
 pub use plan::{
     BatchSampling, DpCdPlan, DpGcdPlan, DpScdPlan, DpSgdPlan, PrivacyReport, SolverPlan,
 };

@@ -139,6 +139,71 @@ pub struct Diagnostics {
     /// drawing from OS entropy or a caller's generator. **Secret**: with it, the noise
     /// can be replayed.
     pub seed: Option<u64>,
+    /// What the user should know about this fit ([`FitWarning`]). Unlike the rest of
+    /// this struct, every warning is computed from public inputs and released values
+    /// only (post-processing), so showing it costs no privacy.
+    #[serde(default)]
+    pub warnings: Vec<FitWarning>,
+}
+
+/// A typed warning about a fit, for front ends to show (the library never prints).
+/// Each is a function of public inputs and released values only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum FitWarning {
+    /// `floored` of the `of` privately estimated smoothness constants `M_j` were
+    /// indistinguishable from 0 under the release's noise and were raised to its noise
+    /// level (`dp_models::constants::noise_floor`): their steps `1 / M_j` are as long
+    /// as the noise can justify, and those coordinates may move little.
+    SmoothnessFloored {
+        /// Estimates raised to the floor.
+        floored: usize,
+        /// Estimates released.
+        of: usize,
+    },
+    /// The budget is too small for the data: the no-tuning rule wanted `wanted` passes,
+    /// fewer than the minimum `used` it runs, so the noise dominates the updates and the
+    /// model may be no better than a constant prediction. Raise epsilon, gather more
+    /// rows, or use fewer features.
+    BudgetTooSmall {
+        /// The rule's unclamped passes.
+        wanted: f64,
+        /// The passes the fit uses.
+        used: u64,
+    },
+    /// The released model predicts the same class for every row inside the declared
+    /// bounds (`|intercept| > max over the bounds of |x^T w|`): a constant classifier,
+    /// typically the noise at a small budget (see [`FitWarning::BudgetTooSmall`]).
+    ConstantPrediction {
+        /// The intercept.
+        intercept: f64,
+        /// `max |x^T w|` over rows within the declared bounds.
+        largest_swing: f64,
+    },
+}
+
+impl std::fmt::Display for FitWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FitWarning::SmoothnessFloored { floored, of } => write!(
+                f,
+                "{floored} of {of} private smoothness estimates M_j were indistinguishable                  from 0 under their noise and were raised to the noise level (their steps                  are as long as the noise justifies; those coordinates may move little)"
+            ),
+            FitWarning::BudgetTooSmall { wanted, used } => write!(
+                f,
+                "the privacy budget is too small for this data: the no-tuning rule wanted                  {wanted:.2} passes and the fit runs the minimum {used}; the noise                  dominates and the model may be no better than a constant prediction                  (raise epsilon, use more rows or fewer features)"
+            ),
+            FitWarning::ConstantPrediction {
+                intercept,
+                largest_swing,
+            } => write!(
+                f,
+                "the model predicts one class for every row within the declared bounds                  (|intercept| = {:.4} > {:.4}, the largest |x^T w| there): a constant                  classifier",
+                intercept.abs(),
+                largest_swing
+            ),
+        }
+    }
 }
 
 /// What every solver returns: the model to release, and what must stay with the analyst.

@@ -67,6 +67,18 @@ pub struct DpCdPlan {
     pub sensitivities: Vec<f64>,
     /// Noise standard deviations `sigma_j = s * sensitivities[j]`.
     pub noise_std: Vec<f64>,
+    /// How many privately estimated `M_j` the noise made indistinguishable from 0 and
+    /// were raised to the floor of their release (its noise level, see
+    /// `dp_models::constants::private_coordinate_smoothness_gaussian`), so that no step
+    /// `1 / M_j` is longer than the noise can justify. `None`: the constants were not
+    /// estimated in this fit. A function of the noisy release and public constants
+    /// (post-processing), hence releasable.
+    #[serde(default)]
+    pub smoothness_floored: Option<usize>,
+    /// How many privately estimated `M_j` were lowered to their public ceiling
+    /// `c min(b_j^2, R^2)` (`None`: not estimated in this fit).
+    #[serde(default)]
+    pub smoothness_ceiled: Option<usize>,
 }
 
 impl DpCdPlan {
@@ -184,6 +196,14 @@ pub struct DpGcdPlan {
     pub smoothness: Vec<f64>,
     /// Their provenance.
     pub smoothness_provenance: Provenance,
+    /// How many privately estimated `M_j` were raised to their release's floor (its
+    /// noise level); `None`: not estimated in this fit (see
+    /// [`DpCdPlan::smoothness_floored`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smoothness_floored: Option<usize>,
+    /// How many were lowered to their public ceiling; `None`: not estimated in this fit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smoothness_ceiled: Option<usize>,
 }
 
 /// Everything DP-SCD (or SEQDP-SCD) spends.
