@@ -778,7 +778,7 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
     for algorithm in ["dp-cd", "dp-gcd", "dp-sgd"] {
         let plan_and_shape = |data: &PathBuf, model: &str| {
             let out = dir.join(model);
-            let (ok, stdout, err) = run(xtask().args([
+            let (ok, stdout, err) = run(dp_erm().args([
                 "fit",
                 "--data",
                 data.to_str().unwrap(),
@@ -821,7 +821,7 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
         assert_eq!(g_s, g_l, "{algorithm}: the guarantees differ");
     }
     // Without --n-features a LIBSVM fit is refused, saying why.
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "fit",
         "--data",
         large.to_str().unwrap(),
@@ -842,7 +842,7 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
     assert!(err.contains("LIBSVM input needs --n-features P"), "{err}");
     assert!(!dir.join("refused.json").exists());
     // An index above the declared count is refused naming the file, line and index.
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "fit",
         "--data",
         large.to_str().unwrap(),
@@ -870,7 +870,7 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
     );
     // CSV columns come from the header (a public schema): the flag is refused there.
     let csv = write_csv(&dir, 50, true);
-    let (ok, _, err) = run(xtask().args([
+    let (ok, _, err) = run(dp_erm().args([
         "fit",
         "--data",
         csv.to_str().unwrap(),
@@ -905,7 +905,7 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
 fn max_nonzeros_overflow_with_intercept_is_an_error() {
     let dir = scratch("support-overflow");
     let train = write_csv(&dir, 100, true);
-    let (ok, out, err) = run(xtask().args([
+    let (ok, out, err) = run(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
