@@ -696,7 +696,9 @@ impl Pipeline {
             centres.push(c);
             scales.push(s);
         }
-        let x = DenseDesign::from_col_major(n, p, &cols)?;
+        // The scaled columns, taken without a copy; the row-major copy is built only if
+        // a row-wise solver (DP-SGD, DP-SCD) asks for it.
+        let x = DenseDesign::from_col_major_deferred_rows(n, p, cols)?;
         let (target_cs, y, target_clipped) = match target {
             Some(((lo, hi), _)) => {
                 let (c, s) = centre_scale((lo, hi));

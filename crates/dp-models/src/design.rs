@@ -296,6 +296,31 @@ impl DenseDesign {
         })
     }
 
+    /// Builds from `p` columns of `n` values each, given column after column and taken
+    /// by value (not copied), without the row-major copy (built on the first row
+    /// access, as [`DenseDesign::from_matrix_deferred_rows`]). Fails on a length other
+    /// than `n * p`, on empty or on non-finite data.
+    ///
+    /// ```
+    /// use dp_models::{DenseDesign, Design};
+    /// let x = DenseDesign::from_col_major_deferred_rows(2, 2, vec![1.0, 2.0, 3.0, 4.0])?;
+    /// assert!(!x.has_row_copy());
+    /// assert_eq!(x, DenseDesign::from_col_major(2, 2, &[1.0, 2.0, 3.0, 4.0])?);
+    /// assert!(DenseDesign::from_col_major_deferred_rows(2, 2, vec![1.0]).is_err());
+    /// # Ok::<(), dp_models::ModelError>(())
+    /// ```
+    pub fn from_col_major_deferred_rows(n: usize, p: usize, data: Vec<f64>) -> Result<Self> {
+        if data.len() != n * p {
+            return Err(ModelError::Shape(format!(
+                "column-major data has {} values, expected n * p = {n} * {p} = {}",
+                data.len(),
+                n * p
+            )));
+        }
+        check_non_empty(n, p)?;
+        Self::from_matrix_deferred_rows(DMatrix::from_vec(n, p, data))
+    }
+
     /// Whether the row-major copy has been built (always, except for a design from
     /// [`DenseDesign::from_matrix_deferred_rows`] before its first row access).
     pub fn has_row_copy(&self) -> bool {

@@ -188,7 +188,13 @@ impl AppendConstantColumn for dp_models::DenseDesign {
             data.extend_from_slice(self.col(j));
         }
         data.extend(std::iter::repeat_n(value, n));
-        Ok(dp_models::DenseDesign::from_col_major(n, p + 1, &data)?)
+        // Taken by value, the row-major copy deferred to the first row access: a
+        // coordinate solver never builds it.
+        Ok(dp_models::DenseDesign::from_col_major_deferred_rows(
+            n,
+            p + 1,
+            data,
+        )?)
     }
 }
 
