@@ -27,6 +27,7 @@
 use crate::input::{DataArgs, Format};
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
+use dp_models::choice::{AnyLoss, AnyPenalty, LossKind, PenaltyKind};
 use dp_models::constants::Tagged;
 use dp_models::io::{
     load_csv_data, load_libsvm, read_csv_for_prediction, CsvOptions, FeatureCount, LabelMap, Target,
@@ -35,8 +36,7 @@ use dp_models::metrics::{accuracy, log_loss, mean_squared_error};
 use dp_models::preprocess::{clip_to_bound, normalize_rows};
 use dp_models::split::{train_test_split, SelectRows};
 use dp_models::{
-    ClipValues, Dataset, DenseDesign, Design, ElasticNet, Huber, Logistic, Loss, NoPenalty,
-    Penalty, SparseDesign, Squared, SquaredHinge, L1, L2,
+    ClipValues, Dataset, DenseDesign, Design, Logistic, Loss, Penalty, SparseDesign, Squared, L2,
 };
 use dp_optim::auto::PublicBounds;
 use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
@@ -585,171 +585,34 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }
 
-/// The four losses behind one type (enum dispatch: one instantiation of each solver).
-#[derive(Debug, Clone, Copy)]
-enum AnyLoss {
-    Logistic(Logistic),
-    Squared(Squared),
-    SquaredHinge(SquaredHinge),
-    Huber(Huber),
-}
-
-macro_rules! each_loss {
-    ($self:ident, $l:ident => $e:expr) => {
-        match $self {
-            AnyLoss::Logistic($l) => $e,
-            AnyLoss::Squared($l) => $e,
-            AnyLoss::SquaredHinge($l) => $e,
-            AnyLoss::Huber($l) => $e,
-        }
-    };
-}
-
-impl Loss for AnyLoss {
-    fn name(&self) -> &'static str {
-        each_loss!(self, l => l.name())
-    }
-    #[inline]
-    fn value(&self, z: f64, y: f64) -> f64 {
-        each_loss!(self, l => l.value(z, y))
-    }
-    #[inline]
-    fn derivative(&self, z: f64, y: f64) -> f64 {
-        each_loss!(self, l => l.derivative(z, y))
-    }
-    fn curvature_bound(&self) -> Option<f64> {
-        each_loss!(self, l => l.curvature_bound())
-    }
-    fn derivative_bound(&self, label_bound: f64) -> Option<f64> {
-        each_loss!(self, l => l.derivative_bound(label_bound))
-    }
-    fn is_classification(&self) -> bool {
-        each_loss!(self, l => l.is_classification())
-    }
-    fn conjugate(&self, u: f64, y: f64) -> Option<f64> {
-        each_loss!(self, l => l.conjugate(u, y))
-    }
-    // The hooks below are what make a pass fast (the residual form and the SIMD kernels
-    // of each loss): without them every fit from the command line ran the scalar
-    // default kernels, 3.5-4x slower than the typed library (issue 25).
-    fn is_smooth(&self) -> bool {
-        each_loss!(self, l => l.is_smooth())
-    }
-    fn is_residual_loss(&self) -> bool {
-        each_loss!(self, l => l.is_residual_loss())
-    }
-    #[inline]
-    fn dense_col_grad_sum(
-        &self,
-        x: &[f64],
-        z: &[f64],
-        y: Option<&[f64]>,
-        clip: Option<f64>,
-    ) -> f64 {
-        each_loss!(self, l => l.dense_col_grad_sum(x, z, y, clip))
-    }
-    #[inline]
-    fn derivatives(&self, z: &[f64], y: &[f64], out: &mut [f64]) {
-        each_loss!(self, l => l.derivatives(z, y, out))
-    }
-    #[inline]
-    fn dense_step_grad_sum(
-        &self,
-        update: (&[f64], f64),
-        x: &[f64],
-        z: &mut [f64],
-        y: Option<&[f64]>,
-        clip: Option<f64>,
-    ) -> f64 {
-        each_loss!(self, l => l.dense_step_grad_sum(update, x, z, y, clip))
-    }
-}
-
-/// The four penalties behind one type.
-#[derive(Debug, Clone)]
-enum AnyPenalty {
-    None(NoPenalty),
-    L1(L1),
-    L2(L2),
-    ElasticNet(ElasticNet),
-}
-
-macro_rules! each_penalty {
-    ($self:ident, $q:ident => $e:expr) => {
-        match $self {
-            AnyPenalty::None($q) => $e,
-            AnyPenalty::L1($q) => $e,
-            AnyPenalty::L2($q) => $e,
-            AnyPenalty::ElasticNet($q) => $e,
-        }
-    };
-}
-
-impl Penalty for AnyPenalty {
-    fn name(&self) -> &'static str {
-        each_penalty!(self, q => q.name())
-    }
-    fn value_1d(&self, j: usize, wj: f64) -> f64 {
-        each_penalty!(self, q => q.value_1d(j, wj))
-    }
-    fn value(&self, w: &[f64]) -> f64 {
-        each_penalty!(self, q => q.value(w))
-    }
-    #[inline]
-    fn prox_1d(&self, j: usize, v: f64, step: f64) -> f64 {
-        each_penalty!(self, q => q.prox_1d(j, v, step))
-    }
-    fn subdiff_distance(&self, j: usize, wj: f64, grad_j: f64) -> f64 {
-        each_penalty!(self, q => q.subdiff_distance(j, wj, grad_j))
-    }
-    fn conjugate_1d(&self, j: usize, v: f64) -> Option<f64> {
-        each_penalty!(self, q => q.conjugate_1d(j, v))
-    }
-    fn dual_radius(&self, j: usize) -> Option<f64> {
-        each_penalty!(self, q => q.dual_radius(j))
-    }
-    fn check_dimension(&self, p: usize) -> dp_models::Result<()> {
-        each_penalty!(self, q => q.check_dimension(p))
-    }
-    fn quadratic_decrease_root(
-        &self,
-        j: usize,
-        g: f64,
-        wj: f64,
-        m: f64,
-        sqrt_m: f64,
-    ) -> Option<f64> {
-        each_penalty!(self, q => q.quadratic_decrease_root(j, g, wj, m, sqrt_m))
-    }
-}
-
+/// The run-time loss: the library's choice type (`dp_models::choice::AnyLoss`), which
+/// forwards every `Loss` method, the SIMD kernels and the residual form included, so a
+/// fit from the command line runs the typed code (before issue 25 a local copy here
+/// forwarded only `value` and `derivative`, and every pass ran the scalar defaults).
 fn any_loss(arg: LossArg) -> Result<AnyLoss> {
-    Ok(match arg {
-        LossArg::Logistic => AnyLoss::Logistic(Logistic),
-        LossArg::Squared => AnyLoss::Squared(Squared::half()),
-        LossArg::SquaredHinge => AnyLoss::SquaredHinge(SquaredHinge),
-        LossArg::Huber => AnyLoss::Huber(Huber::new(1.0)?),
-    })
+    Ok(AnyLoss::from_kind(match arg {
+        LossArg::Logistic => LossKind::Logistic,
+        LossArg::Squared => LossKind::Squared,
+        LossArg::SquaredHinge => LossKind::SquaredHinge,
+        LossArg::Huber => LossKind::Huber,
+    }))
 }
 
-/// The penalty on `p` features, the intercept (if any, the last coordinate) unpenalised.
+/// The penalty on `p` features (the library's `AnyPenalty`), the intercept (if any, the
+/// last coordinate) unpenalised.
 fn any_penalty(arg: PenaltyArg, lambda: f64, p: usize, intercept: bool) -> Result<AnyPenalty> {
-    let weights = || {
+    let kind = match arg {
+        PenaltyArg::None => PenaltyKind::None,
+        PenaltyArg::L1 => PenaltyKind::L1,
+        PenaltyArg::L2 => PenaltyKind::L2,
+        PenaltyArg::ElasticNet => PenaltyKind::ElasticNet,
+    };
+    let weights = (intercept && arg != PenaltyArg::None).then(|| {
         let mut w = vec![1.0; p];
         w.push(0.0);
         w
-    };
-    Ok(match (arg, intercept) {
-        (PenaltyArg::None, _) => AnyPenalty::None(NoPenalty),
-        (PenaltyArg::L1, false) => AnyPenalty::L1(L1::new(lambda)?),
-        (PenaltyArg::L1, true) => AnyPenalty::L1(L1::new(lambda)?.with_weights(weights())?),
-        (PenaltyArg::L2, false) => AnyPenalty::L2(L2::new(lambda)?),
-        (PenaltyArg::L2, true) => AnyPenalty::L2(L2::new(lambda)?.with_weights(weights())?),
-        (PenaltyArg::ElasticNet, false) => AnyPenalty::ElasticNet(ElasticNet::new(lambda, lambda)?),
-        (PenaltyArg::ElasticNet, true) => {
-            AnyPenalty::ElasticNet(ElasticNet::new(lambda, lambda)?.with_weights(weights())?)
-        }
-    })
+    });
+    Ok(AnyPenalty::from_kind(kind, lambda, weights)?)
 }
 
 /// Values of each column beyond `|x| <= bound` (counted before clipping).
@@ -1495,6 +1358,7 @@ fn predictions<D: Design>(file: &ModelFile, x: &D) -> Result<Vec<(f64, Option<f6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dp_models::{Huber, SquaredHinge, L1};
 
     /// The run-time loss must run each loss's own kernels: the scalar defaults of the
     /// `Loss` trait sum in another order (and are 3.5-4x slower), so a hook left
