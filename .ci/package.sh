@@ -38,7 +38,12 @@ for crate in $(cargo metadata --format-version 1 --no-deps \
         echo "error: $file was not made" >&2
         exit 1
     fi
-    if tar -xzOf "$file" "${crate}-${version}/Cargo.toml" | grep -q '^path = '; then
+    if ! tar -xzOf "$file" "${crate}-${version}/Cargo.toml" | python3 -c '
+import sys, tomllib
+m = tomllib.loads(sys.stdin.read())
+tables = [m.get(k, {}) for k in ("dependencies", "dev-dependencies", "build-dependencies")]
+bad = [n for t in tables for n, d in t.items() if isinstance(d, dict) and "path" in d]
+sys.exit(1 if bad else 0)'; then
         echo "error: $file's manifest still has a path dependency" >&2
         exit 1
     fi

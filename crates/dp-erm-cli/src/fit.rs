@@ -27,7 +27,7 @@
 use crate::input::{DataArgs, Format};
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
-use dp_models::choice::{AnyLoss, AnyPenalty};
+use dp_models::choice::{AnyLoss, AnyPenalty, LossKind, PenaltyKind};
 use dp_models::constants::Tagged;
 use dp_models::io::{
     load_csv_data, load_libsvm, read_csv_for_prediction, CsvOptions, FeatureCount, LabelMap, Target,
@@ -36,8 +36,7 @@ use dp_models::metrics::{accuracy, log_loss, mean_squared_error};
 use dp_models::preprocess::{clip_to_bound, normalize_rows};
 use dp_models::split::{train_test_split, SelectRows};
 use dp_models::{
-    ClipValues, Dataset, DenseDesign, Design, ElasticNet, Huber, Logistic, Loss, NoPenalty,
-    Penalty, SparseDesign, Squared, SquaredHinge, L1, L2,
+    ClipValues, Dataset, DenseDesign, Design, Logistic, Loss, Penalty, SparseDesign, Squared, L2,
 };
 use dp_optim::auto::PublicBounds;
 use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
@@ -586,35 +585,34 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }
 
-// The run-time loss and penalty are the library's (`dp_models::choice`), which forward
-// every trait method, the vectorised kernels included: the CLI runs the typed code.
+/// The run-time loss: the library's choice type (`dp_models::choice::AnyLoss`), which
+/// forwards every `Loss` method, the SIMD kernels and the residual form included, so a
+/// fit from the command line runs the typed code (before issue 25 a local copy here
+/// forwarded only `value` and `derivative`, and every pass ran the scalar defaults).
 fn any_loss(arg: LossArg) -> Result<AnyLoss> {
-    Ok(match arg {
-        LossArg::Logistic => AnyLoss::Logistic(Logistic),
-        LossArg::Squared => AnyLoss::Squared(Squared::half()),
-        LossArg::SquaredHinge => AnyLoss::SquaredHinge(SquaredHinge),
-        LossArg::Huber => AnyLoss::Huber(Huber::new(1.0)?),
-    })
+    Ok(AnyLoss::from_kind(match arg {
+        LossArg::Logistic => LossKind::Logistic,
+        LossArg::Squared => LossKind::Squared,
+        LossArg::SquaredHinge => LossKind::SquaredHinge,
+        LossArg::Huber => LossKind::Huber,
+    }))
 }
 
-/// The penalty on `p` features, the intercept (if any, the last coordinate) unpenalised.
+/// The penalty on `p` features (the library's `AnyPenalty`), the intercept (if any, the
+/// last coordinate) unpenalised.
 fn any_penalty(arg: PenaltyArg, lambda: f64, p: usize, intercept: bool) -> Result<AnyPenalty> {
-    let weights = || {
+    let kind = match arg {
+        PenaltyArg::None => PenaltyKind::None,
+        PenaltyArg::L1 => PenaltyKind::L1,
+        PenaltyArg::L2 => PenaltyKind::L2,
+        PenaltyArg::ElasticNet => PenaltyKind::ElasticNet,
+    };
+    let weights = (intercept && arg != PenaltyArg::None).then(|| {
         let mut w = vec![1.0; p];
         w.push(0.0);
         w
-    };
-    Ok(match (arg, intercept) {
-        (PenaltyArg::None, _) => AnyPenalty::None(NoPenalty),
-        (PenaltyArg::L1, false) => AnyPenalty::L1(L1::new(lambda)?),
-        (PenaltyArg::L1, true) => AnyPenalty::L1(L1::new(lambda)?.with_weights(weights())?),
-        (PenaltyArg::L2, false) => AnyPenalty::L2(L2::new(lambda)?),
-        (PenaltyArg::L2, true) => AnyPenalty::L2(L2::new(lambda)?.with_weights(weights())?),
-        (PenaltyArg::ElasticNet, false) => AnyPenalty::ElasticNet(ElasticNet::new(lambda, lambda)?),
-        (PenaltyArg::ElasticNet, true) => {
-            AnyPenalty::ElasticNet(ElasticNet::new(lambda, lambda)?.with_weights(weights())?)
-        }
-    })
+    });
+    Ok(AnyPenalty::from_kind(kind, lambda, weights)?)
 }
 
 /// Values of each column beyond `|x| <= bound` (counted before clipping).
@@ -1360,6 +1358,7 @@ fn predictions<D: Design>(file: &ModelFile, x: &D) -> Result<Vec<(f64, Option<f6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dp_models::{Huber, SquaredHinge, L1};
 
     /// The run-time loss must run each loss's own kernels: the scalar defaults of the
     /// `Loss` trait sum in another order (and are 3.5-4x slower), so a hook left
