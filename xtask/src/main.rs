@@ -29,7 +29,7 @@ enum Command {
     Optimum(optimum::Args),
     /// Train a private linear model on a CSV / LIBSVM file and save the releasable model
     /// (alias of `dp-erm fit`).
-    Fit(dp_erm_cli::fit::FitArgs),
+    Fit(Box<dp_erm_cli::fit::FitArgs>),
     /// Predict with a saved model, and score it when the file has labels (alias of
     /// `dp-erm predict`).
     Predict(dp_erm_cli::fit::PredictArgs),
@@ -68,7 +68,7 @@ fn main() {
         Command::Reproduce(args) => reproduce::run(args),
         Command::Privacy(args) => dp_erm_cli::privacy::run(args),
         Command::Optimum(args) => optimum::run(args),
-        Command::Fit(args) => dp_erm_cli::fit::run_fit(args),
+        Command::Fit(args) => dp_erm_cli::fit::run_fit(*args),
         Command::Predict(args) => dp_erm_cli::fit::run_predict(args),
         Command::FederatedDemo(args) => federated::run(args),
         Command::FederatedParty(args) => dp_federated::cli::run_party(args).map_err(Into::into),

@@ -24,6 +24,8 @@
 //! was chosen (every default shown), then the diagnostics and warnings. `--json` prints
 //! the same fields, in the same order, as one object.
 
+mod pipeline_path;
+
 use crate::input::{DataArgs, Format};
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
@@ -158,9 +160,24 @@ pub struct FitArgs {
     batch_size: Option<u64>,
     /// Declared public bound `|x_ij| <= B`, chosen without looking at the data. Values
     /// beyond it are clipped to it (the output says how many); the smoothness constants
-    /// follow from it, so no privacy is spent on them.
-    #[arg(long, allow_negative_numbers = true)]
-    feature_bound: Option<f64>,
+    /// follow from it, so no privacy is spent on them. Or `auto` (CSV input): per-column
+    /// ranges estimated privately on 20 % of epsilon, charged to the same ledger as the
+    /// fit; the fit then runs through the library pipeline `dp_erm::Pipeline`, which
+    /// clips and scales each column to its range and folds the scaling into the model,
+    /// so `predict` takes raw data (docs/pipeline.md).
+    #[arg(long, allow_negative_numbers = true, value_name = "B|auto")]
+    feature_bound: Option<BoundArg>,
+    /// Regression (CSV input): clip the targets to a range and scale them, through the
+    /// library pipeline `dp_erm::Pipeline`; the model predicts in your units. `Y`: the
+    /// declared public bound `|y| <= Y`; `auto`: a range estimated privately on 15 % of
+    /// epsilon, charged to the same ledger as the fit. Needs `--feature-bound B|auto`.
+    #[arg(long, allow_negative_numbers = true, value_name = "Y|auto")]
+    target_bound: Option<BoundArg>,
+    /// Pipeline path (`--feature-bound auto` or `--target-bound`): fit no intercept. That
+    /// path fits one by default (one more coordinate of the same private solver, no
+    /// separate charge); the other paths fit one only with `--intercept`.
+    #[arg(long, conflicts_with = "intercept")]
+    no_intercept: bool,
     /// Declared public bound: every record has at most K non-zero features, chosen
     /// without looking at the data (e.g. the numeric columns plus one per one-hot
     /// encoded column). dp-cd then charges each pass as the K releases one record can
@@ -203,6 +220,42 @@ pub struct FitArgs {
     /// Print one JSON object instead of text lines.
     #[arg(long)]
     json: bool,
+}
+
+/// A bound given on the command line: a number, or `auto` (estimated privately).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BoundArg {
+    /// Estimated privately by the library pipeline (charged).
+    Auto,
+    /// A declared public bound.
+    Value(f64),
+}
+
+impl std::str::FromStr for BoundArg {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        if s.trim().eq_ignore_ascii_case("auto") {
+            return Ok(BoundArg::Auto);
+        }
+        s.trim()
+            .parse::<f64>()
+            .map(BoundArg::Value)
+            .map_err(|_| format!("{s:?} is neither `auto` nor a number (a declared public bound)"))
+    }
+}
+
+impl FitArgs {
+    /// The declared public feature bound, if a number was given.
+    fn declared_bound(&self) -> Option<f64> {
+        match self.feature_bound {
+            Some(BoundArg::Value(b)) => Some(b),
+            _ => None,
+        }
+    }
+    /// True when the fit goes through the library pipeline (`dp_erm::Pipeline`).
+    fn uses_pipeline(&self) -> bool {
+        self.feature_bound == Some(BoundArg::Auto) || self.target_bound.is_some()
+    }
 }
 
 /// Arguments of `dp-erm predict`.
@@ -429,6 +482,9 @@ fn fit_report(args: &FitArgs) -> Result<Report> {
             "--positive / --negative name classes: use them with --loss logistic or squared-hinge"
         );
     }
+    if args.uses_pipeline() {
+        return pipeline_path::fit_report(args, format);
+    }
     let dual = matches!(args.algorithm, Algorithm::DpScd | Algorithm::Sdca);
     if dual {
         check_dual_args(args)?;
@@ -437,7 +493,7 @@ fn fit_report(args: &FitArgs) -> Result<Report> {
         if args.epsilon.is_none() || args.delta.is_none() {
             bail!("a private algorithm needs --epsilon and --delta");
         }
-        if !dual && args.feature_bound.is_none() && !args.non_private_constants_from_data {
+        if !dual && args.declared_bound().is_none() && !args.non_private_constants_from_data {
             bail!(
                 "the step sizes need smoothness constants: declare a public bound with \
                  --feature-bound B (|x_ij| <= B, chosen without looking at the data), or \
@@ -448,7 +504,7 @@ fn fit_report(args: &FitArgs) -> Result<Report> {
     } else if args.epsilon.is_some() || args.delta.is_some() {
         bail!("--algorithm cd / sdca is not private: drop --epsilon / --delta, or choose dp-cd, dp-gcd, dp-sgd or dp-scd");
     }
-    if let Some(b) = args.feature_bound {
+    if let Some(b) = args.declared_bound() {
         if !(b.is_finite() && b > 0.0) {
             bail!("invalid --feature-bound {b}: the bound must be finite and > 0");
         }
@@ -524,7 +580,7 @@ fn fit_report(args: &FitArgs) -> Result<Report> {
         feature_names,
         target,
         labels,
-        feature_bound: args.feature_bound,
+        feature_bound: args.declared_bound(),
         normalize_rows: args.normalize_rows,
         model,
     };
@@ -651,7 +707,7 @@ where
 {
     let (n_all, p) = (data.n_samples(), data.n_features());
     let total = n_all * p;
-    if let Some(b) = args.feature_bound {
+    if let Some(b) = args.declared_bound() {
         // The constants and the row-norm bound grow as p B^2: refuse a bound for which
         // they are not finite numbers instead of reporting `inf`.
         let row_sq = (p as f64 + 1.0) * b * b;
@@ -663,8 +719,10 @@ where
             );
         }
     }
-    let per_column = args.feature_bound.map(|b| clipped_per_column(data.x(), b));
-    let clipped = match args.feature_bound {
+    let per_column = args
+        .declared_bound()
+        .map(|b| clipped_per_column(data.x(), b));
+    let clipped = match args.declared_bound() {
         Some(b) => Some(clip_to_bound(&mut data, b)?),
         None => None,
     };
@@ -708,7 +766,7 @@ where
         .curvature_bound()
         .context("the loss has no curvature bound")?;
     // Public smoothness constants from the declared bound (the intercept column is 1).
-    let public_m = args.feature_bound.map(|b| {
+    let public_m = args.declared_bound().map(|b| {
         let mut m = vec![c * b * b; p];
         if args.intercept {
             m.push(c);
@@ -758,7 +816,7 @@ where
             } else {
                 CoordinateOrder::Uniform
             };
-            let solver = match args.feature_bound {
+            let solver = match args.declared_bound() {
                 // No (or not every) hyperparameter given: the no-tuning rules choose the
                 // missing ones from public inputs, and the M_j are estimated privately
                 // from the declared bounds (charged).
@@ -873,7 +931,7 @@ where
         Algorithm::DpSgd => {
             // beta <= c max_i ||x_i||^2 <= c (p B^2 + intercept).
             let beta = args
-                .feature_bound
+                .declared_bound()
                 .map(|b| c * (p as f64 * b * b + if args.intercept { 1.0 } else { 0.0 }));
             let (passes, step, clip) = (
                 args.passes.unwrap_or(10),
@@ -996,7 +1054,7 @@ where
     );
     out.push("n_train", n_train);
     out.push("p", p);
-    match args.feature_bound {
+    match args.declared_bound() {
         Some(b) => out.push(
             "feature_bound",
             format!("|x| <= {} (declared public bound)", num(b)),
@@ -1015,7 +1073,7 @@ where
         );
     }
     out.push("model_out", args.model_out.display().to_string());
-    if let (Some(k), Some(b)) = (clipped, args.feature_bound) {
+    if let (Some(k), Some(b)) = (clipped, args.declared_bound()) {
         out.push(
             "clipped",
             format!(
@@ -1024,7 +1082,7 @@ where
             ),
         );
     }
-    if let (Some(cols), Some(b)) = (&per_column, args.feature_bound) {
+    if let (Some(cols), Some(b)) = (&per_column, args.declared_bound()) {
         let name = |j: usize| {
             names
                 .and_then(|n| n.get(j).cloned())
@@ -1101,7 +1159,7 @@ fn check_dual_args(args: &FitArgs) -> Result<()> {
             "--algorithm {name} fits no intercept (the dual needs the same penalty on every              coefficient): drop --intercept, or add a constant column to the data yourself              (it then counts in the row norm and is penalised)"
         );
     }
-    if args.feature_bound.is_some() || args.non_private_constants_from_data {
+    if args.declared_bound().is_some() || args.non_private_constants_from_data {
         bail!(
             "--algorithm {name} needs no smoothness constants: drop --feature-bound /              --non-private-constants-from-data (DP-SCD needs rows of L2 norm <= 1 instead:              --normalize-rows)"
         );
@@ -1214,6 +1272,9 @@ pub fn run_predict(args: PredictArgs) -> Result<()> {
 fn predict_report(args: &PredictArgs) -> Result<Report> {
     let text = std::fs::read_to_string(&args.model)
         .with_context(|| format!("reading the model file {}", args.model.display()))?;
+    if pipeline_path::is_pipeline_file(&text) {
+        return pipeline_path::predict_report(args, &text);
+    }
     let file: ModelFile = serde_json::from_str(&text).with_context(|| {
         format!(
             "{} is not a model file written by `dp-erm fit`",
@@ -1286,7 +1347,16 @@ fn predict_report(args: &PredictArgs) -> Result<Report> {
 /// `1` / `-1`) and, for logistic models, `probability_<positive label>`, the
 /// probability of the positive class. Regression: the predicted value.
 fn predictions_csv(file: &ModelFile, z: &[(f64, Option<f64>)]) -> String {
-    let (pos, neg) = match &file.labels {
+    predictions_csv_for(file.labels.as_ref(), file.loss.classification(), z)
+}
+
+/// [`predictions_csv`] from the label texts and the task.
+fn predictions_csv_for(
+    labels: Option<&(String, String)>,
+    classification: bool,
+    z: &[(f64, Option<f64>)],
+) -> String {
+    let (pos, neg) = match labels {
         Some((p, n)) => (p.clone(), n.clone()),
         None => ("1".to_string(), "-1".to_string()),
     };
@@ -1296,7 +1366,6 @@ fn predictions_csv(file: &ModelFile, z: &[(f64, Option<f64>)]) -> String {
     } else {
         String::from("prediction\n")
     };
-    let classification = file.loss.classification();
     for (pred, prob) in z {
         let shown = if classification {
             csv_field(if *pred > 0.0 { &pos } else { &neg })

@@ -34,7 +34,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Train a private linear model on a CSV / LIBSVM file and save the releasable model.
-    Fit(fit::FitArgs),
+    Fit(Box<fit::FitArgs>),
     /// Predict with a saved model (and score it when the file has labels).
     Predict(fit::PredictArgs),
     /// Privacy calculator: epsilon of a plan, the noise for a target, RDP at an order.
@@ -48,7 +48,7 @@ pub enum Command {
 /// printed as `error: ...` with exit code 2.
 pub fn run(command: Command) -> anyhow::Result<()> {
     match command {
-        Command::Fit(args) => fit::run_fit(args),
+        Command::Fit(args) => fit::run_fit(*args),
         Command::Predict(args) => fit::run_predict(args),
         Command::Privacy(args) => privacy::run(args),
     }

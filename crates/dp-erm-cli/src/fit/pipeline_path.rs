@@ -1,0 +1,506 @@
+//! `dp-erm fit` through the library pipeline (`dp_erm::Pipeline`): taken when
+//! `--feature-bound auto` or `--target-bound auto|Y` is given, on CSV input.
+//!
+//! The pipeline estimates (or takes) the per-column feature ranges and the target range,
+//! clips and scales record by record, fits, and folds the scaling into a model that
+//! predicts on raw rows in the user's units. The private ranges are charged to the same
+//! ledger as the fit, and the printed guarantee composes both (docs/pipeline.md). This
+//! module only maps the command line onto the pipeline and prints its report in the
+//! CLI's order: guarantee, scores, what was chosen, non-private diagnostics.
+//!
+//! The model file has its own kind (`"dp-erm pipeline model v1"`) and holds the
+//! [`dp_erm::PipelineModel`] with the public schema of the CSV (feature names, label
+//! column, label texts); `predict` recognises it by its kind.
+
+use super::{
+    check_labels, check_unique_names, default_threads, load, num, predictions_csv_for,
+    write_atomic, Algorithm, BoundArg, Data, FitArgs, LossArg, PenaltyArg, PredictArgs, Report,
+};
+use crate::input::Format;
+use anyhow::{bail, Context, Result};
+use dp_erm::{
+    FeatureBounds, LossKind, PenaltyKind, Pipeline, PipelineModel, TargetBound, Task,
+    DEFAULT_FEATURE_SHARE, DEFAULT_TARGET_SHARE,
+};
+use dp_models::io::{read_csv_for_prediction, LabelMap};
+use dp_models::metrics::{accuracy, log_loss, mean_squared_error};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// The kind of a model file written through the pipeline.
+pub(super) const PIPELINE_KIND: &str = "dp-erm pipeline model v1";
+
+/// A model file written through the pipeline: the releasable [`PipelineModel`] (ranges,
+/// coefficients and intercept in the user's units, the guarantee with its ledger; no
+/// seed) and the public schema needed to read new data.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineFile {
+    /// Always "dp-erm pipeline model v1".
+    pub kind: String,
+    /// File format of the training data (CSV).
+    pub format: Format,
+    /// The loss the model was fitted with.
+    pub loss: LossArg,
+    /// The penalty.
+    pub penalty: PenaltyArg,
+    /// Penalty strength.
+    pub lambda: f64,
+    /// Feature column names, in the model's coefficient order.
+    pub feature_names: Vec<String>,
+    /// The label column's name.
+    pub target: String,
+    /// Label texts of a classification CSV (positive, negative).
+    pub labels: Option<(String, String)>,
+    /// The releasable model, predicting on raw rows.
+    pub model: PipelineModel,
+}
+
+/// True when `text` is a model file written through the pipeline (by its kind).
+pub(super) fn is_pipeline_file(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string))
+        .is_some_and(|k| k == PIPELINE_KIND)
+}
+
+fn loss_kind(arg: LossArg) -> LossKind {
+    match arg {
+        LossArg::Logistic => LossKind::Logistic,
+        LossArg::Squared => LossKind::Squared,
+        LossArg::SquaredHinge => LossKind::SquaredHinge,
+        LossArg::Huber => LossKind::Huber,
+    }
+}
+
+fn penalty_kind(arg: PenaltyArg) -> PenaltyKind {
+    match arg {
+        PenaltyArg::None => PenaltyKind::None,
+        PenaltyArg::L1 => PenaltyKind::L1,
+        PenaltyArg::L2 => PenaltyKind::L2,
+        PenaltyArg::ElasticNet => PenaltyKind::ElasticNet,
+    }
+}
+
+fn algorithm(arg: Algorithm) -> dp_erm::Algorithm {
+    match arg {
+        Algorithm::DpCd => dp_erm::Algorithm::DpCd,
+        Algorithm::DpGcd => dp_erm::Algorithm::DpGcd,
+        Algorithm::DpSgd => dp_erm::Algorithm::DpSgd,
+        Algorithm::Cd => dp_erm::Algorithm::Cd,
+        Algorithm::DpScd => dp_erm::Algorithm::DpScd,
+        Algorithm::Sdca => dp_erm::Algorithm::Sdca,
+    }
+}
+
+/// The checks of the pipeline path, each error naming the flag and the fix; all run
+/// before the data are read.
+fn check_args(args: &FitArgs, format: Format) -> Result<()> {
+    let what = match (args.feature_bound, args.target_bound) {
+        (Some(BoundArg::Auto), _) => "--feature-bound auto",
+        _ => "--target-bound",
+    };
+    if format != Format::Csv {
+        bail!(
+            "{what} supports CSV input only: the private per-column ranges and the \
+             scaling of the pipeline work on dense columns. For LIBSVM input declare a \
+             public bound with --feature-bound B (a number)"
+        );
+    }
+    let classification = args.loss.classification();
+    if classification && args.target_bound.is_some() {
+        bail!(
+            "--target-bound applies to regression (--loss squared or huber): with --loss \
+             {} the labels are the two classes, which need no bound; drop --target-bound",
+            loss_kind(args.loss)
+        );
+    }
+    if !classification && args.target_bound.is_none() {
+        bail!(
+            "regression with --feature-bound auto needs --target-bound auto or \
+             --target-bound Y: the targets are clipped to a range and scaled so that the \
+             private fit sees values of size 1, and the model predicts in your units. \
+             `auto` estimates the range privately on {} % of epsilon; Y declares |y| <= Y",
+            DEFAULT_TARGET_SHARE * 100.0
+        );
+    }
+    if args.feature_bound.is_none() {
+        bail!(
+            "--target-bound needs --feature-bound auto (per-column ranges estimated \
+             privately) or --feature-bound B (a declared public bound)"
+        );
+    }
+    if let Some(BoundArg::Value(b)) = args.feature_bound {
+        if !(b.is_finite() && b > 0.0) {
+            bail!("invalid --feature-bound {b}: the bound must be finite and > 0, or `auto`");
+        }
+    }
+    if let Some(BoundArg::Value(y)) = args.target_bound {
+        if !(y.is_finite() && y > 0.0) {
+            bail!("invalid --target-bound {y}: the bound must be finite and > 0, or `auto`");
+        }
+    }
+    if args.non_private_constants_from_data {
+        bail!(
+            "{what} and --non-private-constants-from-data exclude each other: the pipeline \
+             takes its constants from the (private or declared) ranges"
+        );
+    }
+    if args.normalize_rows {
+        bail!(
+            "{what} and --normalize-rows exclude each other: the pipeline scales every \
+             column to its range (and, for dp-scd / sdca, every row to norm <= 1) itself"
+        );
+    }
+    if args.max_nonzeros.is_some() {
+        bail!("--max-nonzeros is not supported with {what} (the pipeline centres the columns, which makes the rows dense)");
+    }
+    let private = !matches!(args.algorithm, Algorithm::Cd | Algorithm::Sdca);
+    if private && (args.epsilon.is_none() || args.delta.is_none()) {
+        bail!("a private algorithm needs --epsilon and --delta");
+    }
+    if !private && (args.epsilon.is_some() || args.delta.is_some()) {
+        bail!("--algorithm cd / sdca is not private: drop --epsilon / --delta, or choose dp-cd, dp-gcd, dp-sgd or dp-scd");
+    }
+    if !(args.lambda.is_finite() && args.lambda >= 0.0) {
+        bail!(
+            "invalid --lambda {}: the penalty strength must be finite and >= 0",
+            args.lambda
+        );
+    }
+    if args.penalty == PenaltyArg::None && args.lambda != 0.0 {
+        bail!("--lambda given with --penalty none");
+    }
+    if args.threads == Some(0) {
+        bail!("invalid --threads 0: at least one piece per sweep");
+    }
+    Ok(())
+}
+
+/// Runs `fit` through the pipeline; writes the model file and returns the report.
+pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
+    check_args(args, format)?;
+    let labels = args.input.positive.clone().zip(args.input.negative.clone());
+    let Data::Dense(data, names, target) = load(
+        &args.input.data,
+        format,
+        args.input.n_features,
+        &args.input.target,
+        labels.clone(),
+    )?
+    else {
+        bail!("internal: CSV input loaded as sparse");
+    };
+    check_unique_names(&args.input.data, &names, &target)?;
+    check_labels(&args.input.data, args.loss, labels.is_some(), data.y())?;
+    let task = if args.loss.classification() {
+        Task::Classification
+    } else {
+        Task::Regression
+    };
+    let threads = args
+        .threads
+        .unwrap_or_else(|| default_threads(data.n_samples(), true));
+    let mut pipe = Pipeline::new(task, algorithm(args.algorithm))
+        .loss(loss_kind(args.loss))
+        .penalty(penalty_kind(args.penalty), args.lambda)
+        .seed(args.seed)
+        .threads(threads)
+        .feature_bounds(match args.feature_bound {
+            Some(BoundArg::Value(b)) => FeatureBounds::Uniform(b),
+            _ => FeatureBounds::private(),
+        });
+    if let (Some(e), Some(d)) = (args.epsilon, args.delta) {
+        pipe = pipe.privacy(e, d);
+    }
+    match args.target_bound {
+        Some(BoundArg::Auto) => pipe = pipe.target_bound(TargetBound::private()),
+        Some(BoundArg::Value(y)) => pipe = pipe.target_bound(TargetBound::Declared(y)),
+        None => {}
+    }
+    if args.intercept {
+        pipe = pipe.intercept(true);
+    } else if args.no_intercept {
+        pipe = pipe.intercept(false);
+    }
+    if let Some(f) = args.test_fraction {
+        pipe = pipe.test_fraction(f);
+    }
+    if let Some(v) = args.passes {
+        pipe = pipe.passes(v);
+    }
+    if let Some(v) = args.step {
+        pipe = pipe.step_scale(v);
+    }
+    if let Some(v) = args.clip {
+        pipe = pipe.clip(v);
+    }
+    if let Some(v) = args.batch_size {
+        pipe = pipe.batch_size(v);
+    }
+    let fit = pipe
+        .fit(&data)
+        .context("the pipeline (private bounds, clipping and scaling, fit) failed")?;
+
+    // 1. The guarantee.
+    let mut out = Report::default();
+    let n_train = fit.diagnostics.n_train;
+    match fit.guarantee() {
+        Some(g) => {
+            out.push("epsilon", g.epsilon);
+            out.push("delta", g.delta);
+            out.push("adjacency", g.adjacency.name());
+            out.push("accounting", g.how.clone());
+            out.push("bounds_epsilon", g.preprocessing_epsilon);
+            out.push("bounds_delta", g.preprocessing_delta);
+            out.push("fit_epsilon", g.fit.epsilon);
+            out.push("fit_delta", g.fit.delta);
+            out.push(
+                "ledger",
+                format!(
+                    "{} charges on one ledger, the bounds' releases first, then the fit's \
+                     (the model file holds them)",
+                    g.ledger.entries().len()
+                ),
+            );
+            out.push("uses_non_private_inputs", g.uses_non_private_inputs);
+            if g.delta * n_train as f64 >= 1.0 {
+                out.warn(format!(
+                    "delta = {} is at least 1/n = 1/{n_train}: a mechanism may then \
+                     publish one whole record and still meet (epsilon, delta); choose \
+                     delta well below 1/n (e.g. 1/n^2 = {})",
+                    num(g.delta),
+                    num(1.0 / (n_train as f64 * n_train as f64))
+                ));
+            }
+        }
+        None => out.push("privacy", "none: this algorithm is not private"),
+    }
+    // 2. The scores (non-private).
+    if fit.diagnostics.n_test > 0 {
+        out.push("n_test", fit.diagnostics.n_test);
+        for (k, v) in &fit.diagnostics.scores {
+            out.push(k, *v);
+        }
+        out.push(
+            "score_privacy",
+            "held-out scores are computed from the data without privacy: not covered by the guarantee",
+        );
+    } else {
+        out.push(
+            "score",
+            "none: pass --test-fraction F to hold out rows and score on them",
+        );
+    }
+    // 3. What was chosen.
+    let c = &fit.chosen;
+    out.push("algorithm", c.algorithm.as_str());
+    out.push("loss", c.loss.as_str());
+    out.push(
+        "penalty",
+        format!("{} (lambda = {})", c.penalty, num(c.lambda)),
+    );
+    let mut hyper = format!("passes {}", c.passes);
+    if let Some(s) = c.step_scale {
+        hyper.push_str(&format!(", step scale {}", num(s)));
+    }
+    if let Some(v) = c.clip {
+        hyper.push_str(&format!(", clip {}", num(v)));
+    }
+    if let Some(b) = c.batch_size {
+        hyper.push_str(&format!(", batch size {b}"));
+    }
+    hyper.push_str(&format!(", threads {threads}"));
+    hyper.push_str(&if c.given.is_empty() {
+        format!(" (chosen: {})", c.note)
+    } else {
+        format!(" (given: {}; the others: {})", c.given.join(", "), c.note)
+    });
+    out.push("hyperparameters", hyper);
+    if let Some((e, d)) = c.fit_budget {
+        out.push(
+            "fit_budget",
+            format!(
+                "the fit was calibrated to epsilon {}, delta {} (what the bounds left)",
+                num(e),
+                num(d)
+            ),
+        );
+    }
+    out.push("n_train", n_train);
+    out.push("p", names.len());
+    let model = &fit.model;
+    let ranges_json = |ranges: &[(f64, f64)]| {
+        let mut per = serde_json::Map::new();
+        for (name, (lo, hi)) in names.iter().zip(ranges) {
+            per.insert(name.clone(), json!([lo, hi]));
+        }
+        serde_json::Value::Object(per)
+    };
+    match args.feature_bound {
+        Some(BoundArg::Value(b)) => out.push(
+            "feature_bound",
+            format!("|x| <= {} (declared public bound)", num(b)),
+        ),
+        _ => out.push(
+            "feature_bound",
+            format!(
+                "private per-column ranges on {} % of epsilon (a private median and spread per \
+                 column; charged, included in bounds_epsilon)",
+                DEFAULT_FEATURE_SHARE * 100.0
+            ),
+        ),
+    }
+    out.push("feature_ranges", ranges_json(&model.feature_ranges));
+    if let Some((lo, hi)) = model.target_range {
+        out.push(
+            "target_bound",
+            match args.target_bound {
+                Some(BoundArg::Value(y)) => {
+                    format!("|y| <= {} (declared public bound)", num(y))
+                }
+                _ => format!(
+                    "private range on {} % of epsilon (charged, included in bounds_epsilon)",
+                    DEFAULT_TARGET_SHARE * 100.0
+                ),
+            },
+        );
+        out.push("target_range", json!([lo, hi]));
+    }
+    match model.intercept {
+        Some(b) => out.push("intercept", b),
+        None => out.push("intercept", "none"),
+    }
+    out.push("intercept_note", c.intercept_note.clone());
+    out.push(
+        "predict",
+        "the model takes raw rows: predict clips each column to its range and answers in your units",
+    );
+    out.push("model_out", args.model_out.display().to_string());
+    for w in &c.warnings {
+        out.warn(w.clone());
+    }
+    // 4. Diagnostics (non-private).
+    let d = &fit.diagnostics;
+    let p = names.len();
+    let total: usize = d.clipped_per_column.iter().sum();
+    out.push(
+        "clipped",
+        format!(
+            "{total} of {} training values clipped to their feature ranges (a count from the \
+             data, not private: do not publish)",
+            n_train * p
+        ),
+    );
+    let mut per = serde_json::Map::new();
+    for (name, &k) in names.iter().zip(&d.clipped_per_column) {
+        per.insert(name.clone(), json!(k));
+    }
+    out.push("clipped_per_column", serde_json::Value::Object(per));
+    for ((name, &k), &(lo, hi)) in names
+        .iter()
+        .zip(&d.clipped_per_column)
+        .zip(&model.feature_ranges)
+    {
+        if k * 10 > n_train {
+            out.warn(format!(
+                "column {name:?}: {k} of {n_train} training values ({:.0} %) were outside \
+                 [{}, {}] and clipped; the range may be too narrow for this column (a count \
+                 from the data, not private: do not publish)",
+                100.0 * k as f64 / n_train as f64,
+                num(lo),
+                num(hi)
+            ));
+        }
+    }
+    if let (Some(k), Some((lo, hi))) = (d.target_clipped, model.target_range) {
+        out.push(
+            "target_clipped",
+            format!(
+                "{k} of {n_train} training targets clipped to [{}, {}] (a count from the data, \
+                 not private: do not publish)",
+                num(lo),
+                num(hi)
+            ),
+        );
+        if k * 10 > n_train {
+            out.warn(format!(
+                "target {target:?}: {k} of {n_train} training values ({:.0} %) were outside \
+                 [{}, {}] and clipped; predictions stay inside that range (a count from the \
+                 data, not private: do not publish)",
+                100.0 * k as f64 / n_train as f64,
+                num(lo),
+                num(hi)
+            ));
+        }
+    }
+    out.push("diagnostics_privacy", d.privacy.clone());
+    out.push("solver_seconds", d.solver_seconds);
+    if args.seed.is_some() {
+        out.push(
+            "note",
+            "--seed given: the run is reproducible, and the seed replays the noise; it is not in the model file, keep it secret",
+        );
+    }
+
+    let file = PipelineFile {
+        kind: PIPELINE_KIND.into(),
+        format,
+        loss: args.loss,
+        penalty: args.penalty,
+        lambda: args.lambda,
+        feature_names: names,
+        target,
+        labels,
+        model: fit.model,
+    };
+    let text = serde_json::to_string_pretty(&file)?;
+    write_atomic(&args.model_out, text.as_bytes())?;
+    Ok(out)
+}
+
+/// `predict` with a pipeline model file: raw rows in, predictions in the user's units
+/// (the label texts for classification) out.
+pub(super) fn predict_report(args: &PredictArgs, text: &str) -> Result<Report> {
+    let file: PipelineFile = serde_json::from_str(text).with_context(|| {
+        format!(
+            "{} says it is a {PIPELINE_KIND:?} file but does not parse as one",
+            args.model.display()
+        )
+    })?;
+    let target = args.target.clone().unwrap_or(file.target.clone());
+    let labels = LabelMap::from_pair(file.labels.clone());
+    let (x, y) = read_csv_for_prediction(&args.data, &file.feature_names, Some(&target), &labels)?;
+    let model = &file.model;
+    let classification = model.task == Task::Classification;
+    let z = model.predict(&x)?;
+    let proba = if model.loss == LossKind::Logistic {
+        Some(model.predict_proba(&x)?)
+    } else {
+        None
+    };
+    let mut out = Report::default();
+    match &y {
+        Some(y) if classification => {
+            out.push("accuracy", accuracy(y, &z)?);
+            if let Some(p) = &proba {
+                out.push("log_loss", log_loss(y, p)?);
+            }
+        }
+        Some(y) => out.push("mse", mean_squared_error(y, &z)?),
+        None => out.push("score", "none: the file has no label column"),
+    }
+    out.push("rows", z.len());
+    if let Some(path) = &args.out {
+        let rows: Vec<(f64, Option<f64>)> = match &proba {
+            Some(p) => z.iter().copied().zip(p.iter().copied().map(Some)).collect(),
+            None => z.iter().map(|&v| (v, None)).collect(),
+        };
+        let csv = predictions_csv_for(file.labels.as_ref(), classification, &rows);
+        write_atomic(path, csv.as_bytes())?;
+        out.push("predictions_written_to", path.display().to_string());
+    } else {
+        out.push("note", "predictions not written: pass --out FILE");
+    }
+    Ok(out)
+}
