@@ -7,10 +7,14 @@
 //!     --loss logistic|squared|squared-hinge|huber --penalty none|l1|l2|elastic-net [--lambda L]
 //!     --algorithm dp-cd|dp-gcd|dp-sgd|cd|dp-scd|sdca [--intercept] [--normalize-rows] --epsilon E --delta D
 //!     [--passes P] [--step S] [--clip C] [--batch-size B] [--test-fraction F] [--seed N] [--threads K]
-//!     (--feature-bound B | --non-private-constants-from-data)
-//!     --model-out model.json [--json]
+//!     (--feature-bound B | --non-private-constants-from-data | --feature-bound auto)
+//!     [--target-bound Y|auto (regression)] [--no-intercept] --model-out model.json [--json]
 //! dp-erm predict --model model.json --data FILE [--target COL] [--out predictions.csv] [--json]
 //! ```
+//!
+//! `--feature-bound auto` or `--target-bound` (CSV input) run the library pipeline
+//! `dp_erm::Pipeline` instead (module `pipeline_path`): private or declared ranges
+//! charged with the fit, a model that predicts on raw rows (docs/pipeline.md).
 //!
 //! The model file holds the releasable model only (coefficients, intercept, plan, ledger,
 //! guarantee) and the public schema needed to read new data (feature names, label
