@@ -299,3 +299,48 @@ fn pipeline_flags_refuse_what_they_cannot_do() {
     assert!(err.contains("invalid --target-bound -3"), "{err}");
     assert!(!model.exists(), "a failed fit wrote a model file");
 }
+
+#[test]
+fn seeded_pipeline_fits_reproduce_and_the_intercept_can_be_dropped() {
+    let dir = scratch("seed");
+    let csv = data("breast_cancer.csv");
+    let fit = |model: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "fit",
+            "--data",
+            &csv,
+            "--target",
+            "diagnosis",
+            "--positive",
+            "malignant",
+            "--negative",
+            "benign",
+            "--loss",
+            "logistic",
+            "--algorithm",
+            "dp-cd",
+            "--epsilon",
+            "2",
+            "--delta",
+            "1e-6",
+            "--feature-bound",
+            "auto",
+            "--seed",
+            "11",
+            "--model-out",
+            s(model),
+        ];
+        args.extend_from_slice(extra);
+        let (ok, out, err) = run(&args);
+        assert!(ok, "{err}\n{out}");
+        (out, std::fs::read_to_string(model).unwrap())
+    };
+    let (a, b, c) = (dir.join("a.json"), dir.join("b.json"), dir.join("c.json"));
+    let (_, ma) = fit(&a, &[]);
+    let (_, mb) = fit(&b, &[]);
+    assert_eq!(ma, mb, "a seeded fit through the pipeline must reproduce");
+    let (out, mc) = fit(&c, &["--no-intercept"]);
+    assert!(out.contains("intercept = none"), "{out}");
+    assert!(out.contains("turned off by the caller"), "{out}");
+    assert!(mc.contains("\"intercept\": null"), "{mc}");
+}
