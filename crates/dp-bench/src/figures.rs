@@ -116,7 +116,7 @@ pub const PAPER_COLORS: [(u8, u8, u8); 3] = [
     (90, 20, 110), // dark purple
 ];
 
-/// A point marker. Every entry of a figure gets its own (see [`ErrorFigure::markers`]):
+/// A point marker. Every entry of a figure gets its own (see `ErrorFigure`'s markers):
 /// our series filled shapes on a line, the paper's values (series labelled `paper ...` and
 /// reference lines) open shapes or strokes, so that the two never look alike even in grey.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
