@@ -2,6 +2,9 @@
 //! coefficient explode against the non-private solution, and how many private `M_j`
 //! estimates were floored?
 //!
+//! The fits use fixed seeds so that the sweep reproduces; a seed lets anyone replay the
+//! noise, so never publish a model fitted this way (a user's fit draws from OS entropy).
+//!
 //! ```text
 //! cargo run --release -p dp-bench --example constants_sweep            # the 100-fit sweep
 //! cargo run --release -p dp-bench --example constants_sweep -- SEEDS  # SEEDS per cell
@@ -84,6 +87,7 @@ fn fit_one<L: Loss + Clone>(
     let mut bounds = PublicBounds::uniform(q, 1.0);
     bounds.feature_bounds.as_mut().unwrap()[q - 1] = 1.0;
     let (params, _) = DpCdParams::defaults_for(loss, L2::new(lambda)?, eps, DELTA, &bounds, n, q)?;
+    // A fixed seed so the sweep reproduces: it replays the noise, never publish such a fit.
     let fit = params.build()?.fit_seeded(data, seed)?;
     let floored = match &fit.privacy().unwrap().plan {
         SolverPlan::DpCd(p) => p.smoothness_floored.unwrap_or(0),
@@ -109,7 +113,7 @@ fn optimum<L: Loss + Clone>(loss: L, data: &Dataset<DenseDesign>) -> Result<Vec<
         .step_scale(1.0)
         .smoothness(Smoothness::FromData)
         .build()?
-        .fit_seeded(data, 0)?;
+        .fit_seeded(data, 0)?; // non-private CD: the seed draws no noise
     Ok(fit.model.coefficients)
 }
 
