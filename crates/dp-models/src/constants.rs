@@ -423,16 +423,6 @@ pub fn feature_max_abs<D: Design>(x: &D) -> Tagged<Vec<f64>> {
     Tagged::data_non_private((0..x.n_features()).map(|j| x.col_max_abs(j)).collect())
 }
 
-/// `max_i ||x_i||_2`, computed from the data without privacy. Tagged
-/// [`Provenance::DataNonPrivate`].
-pub fn max_row_norm<D: Design>(x: &D) -> Tagged<f64> {
-    let m = (0..x.n_samples())
-        .map(|i| x.row_sq_norm(i))
-        .fold(0.0f64, f64::max)
-        .sqrt();
-    Tagged::data_non_private(m)
-}
-
 /// Checks a vector of positive constants (e.g. step-size denominators `M_j`).
 pub fn check_positive(name: &'static str, values: &[f64]) -> Result<()> {
     for &v in values {
