@@ -308,7 +308,10 @@ fn private_ranges_at_eps_1_leave_no_run_at_the_majority_class() {
         assert!(g.preprocessing_epsilon <= share * 1.0 + 1e-12, "{g:?}");
         worst = worst.min(score(&r, "accuracy") - score(&r, "majority_accuracy"));
     }
-    assert!(worst > 0.05, "a run within 0.05 of the majority class: {worst}");
+    assert!(
+        worst > 0.05,
+        "a run within 0.05 of the majority class: {worst}"
+    );
 }
 
 #[test]
@@ -324,7 +327,10 @@ fn the_share_rule_is_the_smallest_reliable_share_within_its_range() {
     // In between, strictly inside the range, and smaller with a larger budget.
     let mid = feature_share_rule(5.0, 1e-5, 455, 30, None, &g).unwrap();
     let more = feature_share_rule(8.0, 1e-5, 455, 30, None, &g).unwrap();
-    assert!(DEFAULT_FEATURE_SHARE < mid && mid < MAX_FEATURE_SHARE, "{mid}");
+    assert!(
+        DEFAULT_FEATURE_SHARE < mid && mid < MAX_FEATURE_SHARE,
+        "{mid}"
+    );
     assert!(more < mid, "{more} vs {mid}");
     // The target's share leaves room for the fit.
     let t = feature_share_rule(1.0, 1e-5, 455, 30, Some(0.6), &g).unwrap();
