@@ -345,9 +345,10 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
         _ => out.push(
             "feature_bound",
             format!(
-                "private per-column ranges on {} % of epsilon (a private median and spread per \
-                 column; charged, included in bounds_epsilon)",
-                DEFAULT_FEATURE_SHARE * 100.0
+                "private per-column ranges on {:.1} % of epsilon (the share rule of \
+                 dp_erm::feature_share_rule: 20-50 %, more where the rows are few; a private \
+                 median and spread per column; charged, included in bounds_epsilon)",
+                fit.chosen.feature_share.unwrap_or(DEFAULT_FEATURE_SHARE) * 100.0
             ),
         ),
     }
@@ -361,7 +362,7 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
                 }
                 _ => format!(
                     "private range on {} % of epsilon (charged, included in bounds_epsilon)",
-                    DEFAULT_TARGET_SHARE * 100.0
+                    fit.chosen.target_share.unwrap_or(DEFAULT_TARGET_SHARE) * 100.0
                 ),
             },
         );
