@@ -143,6 +143,61 @@ pub fn pld_epsilon_detail(
     plan.charge(sigma).pld_epsilon_detail(delta)
 }
 
+/// The noise multiplier `z1` of **one** Gaussian release that spends the whole target
+/// `(epsilon, delta)` alone under GDP (exact for the Gaussian): the calibration of a
+/// one-step plan. A share `f` of a budget measured in GDP (`mu^2` adds) is then the
+/// multiplier `z1 / sqrt(f)`; `k` releases sharing it, `z1 sqrt(k / f)`. Used by every
+/// release that takes a GDP share of the target before the rest is calibrated (DP-CD's
+/// adaptive clipping, the Gaussian estimate of the smoothness constants).
+pub fn single_release_multiplier(epsilon: Epsilon, delta: Delta) -> Result<f64> {
+    calibrate_sigma(
+        &Plan {
+            mechanism: PlanMechanism::Gaussian,
+            steps: 1,
+            accountant: Accountant::Gdp,
+        },
+        epsilon,
+        delta,
+    )
+    .map(|c| c.noise_multiplier)
+}
+
+/// Fits a closed-form calibration to the ledger that reports the guarantee: while the
+/// guarantee (under `accountant`, at `delta`) of `ledger_of(value)` is above `target`,
+/// `value` is replaced by `shrink(value, 1 - 1e-12)`, at most 64 times.
+///
+/// Closed forms (a per-step epsilon from a composition theorem inverted, a zCDP split)
+/// invert the same composition the ledger computes, so this only absorbs the
+/// floating-point rounding of the ledger's recomputation. `shrink` must make the
+/// releases more private (a smaller per-step epsilon or rho). Errors with
+/// `Unreachable` if 64 shrinks do not meet the target (a closed form that does not
+/// match its ledger).
+///
+/// # Privacy
+/// The returned value is one whose ledger was evaluated and found within the target:
+/// the guarantee a fit reports from that ledger never exceeds the target.
+pub fn shrink_to_target<T>(
+    mut value: T,
+    ledger_of: impl Fn(&T) -> Result<Ledger>,
+    shrink: impl Fn(T, f64) -> T,
+    target: Epsilon,
+    delta: Delta,
+    accountant: Accountant,
+) -> Result<T> {
+    for _ in 0..64 {
+        if ledger_of(&value)?.guarantee(delta, accountant)? <= target.get() {
+            return Ok(value);
+        }
+        value = shrink(value, 1.0 - 1e-12);
+    }
+    Err(AccountingError::Unreachable(format!(
+        "internal: a closed-form calibration stays above its ledger's target epsilon = {} \
+         at delta = {} after 64 shrinks",
+        target.get(),
+        delta.get()
+    )))
+}
+
 /// Smallest noise multiplier for which `plan` is `(target_epsilon, delta)`-DP under its
 /// accountant, searched in [1e-6, 1e8].
 ///

@@ -87,6 +87,20 @@ impl Gaussian {
         Gaussian::new(multiplier.get() * sensitivity.get())
     }
 
+    /// The same mechanism for the query multiplied by a public `factor > 0`: its
+    /// sensitivity, and so the standard deviation at the same noise multiplier, scale by
+    /// `factor` (the privacy claim is unchanged).
+    pub fn scaled(self, factor: f64) -> Result<Gaussian> {
+        Gaussian::new(self.std_dev * factor)
+    }
+
+    /// The same mechanism for the query divided by a public normaliser `by > 0` (a sum
+    /// normalised by a public count): standard deviation `std_dev / by` (the privacy
+    /// claim is unchanged).
+    pub fn normalised(self, by: f64) -> Result<Gaussian> {
+        Gaussian::new(self.std_dev / by)
+    }
+
     /// Standard deviation of the noise.
     pub fn std_dev(&self) -> f64 {
         self.std_dev

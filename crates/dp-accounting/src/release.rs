@@ -322,11 +322,11 @@ impl Release {
     }
 
     /// The Laplace sampler of this pure `epsilon`-DP release for a query of L1
-    /// sensitivity `sensitivity`: scale `sensitivity / epsilon` (Dwork & Roth 2014,
+    /// sensitivity `sensitivity`: scale `(1 / epsilon) sensitivity` (Dwork & Roth 2014,
     /// Thm 3.6). Errors for every other kind.
     pub fn laplace(&self, sensitivity: f64) -> Result<Laplace> {
         match self {
-            Release::PureDp { epsilon, .. } => Laplace::new(sensitivity / epsilon),
+            Release::PureDp { epsilon, .. } => Laplace::new((1.0 / epsilon) * sensitivity),
             _ => Err(AccountingError::Unreachable(format!(
                 "a Laplace sampler was asked of a release that is not pure DP: {self:?}"
             ))),
