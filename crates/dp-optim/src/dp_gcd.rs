@@ -83,6 +83,7 @@ use calibration::{laplace_step_epsilon, next_down, zcdp_split_reserving};
 use dp_accounting::calibrate::{shrink_to_target, Accountant, RdpConversion};
 use dp_accounting::composition::CompositionMethod;
 use dp_accounting::ledger::{Charge, Ledger};
+use dp_accounting::mechanisms::ReportNoisyMax;
 use dp_accounting::{AccountingError, Epsilon};
 use dp_models::constants::coordinate_smoothness;
 use dp_models::{Dataset, Design, Loss, Penalty};
@@ -425,6 +426,17 @@ pub struct DpGcd<L, P> {
     budget: GcdBudget,
 }
 
+/// The report-noisy-max of the charged selection release, over scores of per-score
+/// sensitivity `score_sensitivity` (scale `2 Delta_u / eps'`).
+fn selection_rnm(releases: &Option<GcdReleases>, score_sensitivity: f64) -> Result<ReportNoisyMax> {
+    match releases {
+        Some(r) => Ok(r.selection.report_noisy_max(score_sensitivity)?),
+        None => Err(OptimError::Unsupported(
+            "internal: DP-GCD's selection has no charged release".into(),
+        )),
+    }
+}
+
 /// The releases of DP-GCD's iterations (see [`GcdBudget::releases`]).
 struct GcdReleases {
     selection: Charge,
@@ -714,12 +726,8 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                         let mult = 2.0 / step_epsilon;
                         // Laplace(2 Delta_u / eps') on each score: rnm_epsilon(Delta_u, b,
                         // monotone = false) = eps'.
-                        let scale = match &releases {
-                            Some(r) => r.selection.report_noisy_max(score_sensitivity)?.scale(),
-                            None => 0.0,
-                        };
                         (
-                            SelectionNoise::LaplaceOnScore { scale },
+                            SelectionNoise::OnScore(selection_rnm(&releases, score_sensitivity)?),
                             1.0 / step_epsilon,
                             mult,
                         )
@@ -739,11 +747,11 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                 // eps0 = 2 Delta_u / beta; Gaussian: rho = 1 / (2 z^2).
                 let mult = 2.0 / split.selection_epsilon;
                 let z = update_noise_multiplier(&split);
-                let scale = match &releases {
-                    Some(r) => r.selection.report_noisy_max(score_sensitivity)?.scale(),
-                    None => 0.0,
-                };
-                (SelectionNoise::GumbelOnScore { scale }, z, mult)
+                (
+                    SelectionNoise::OnScore(selection_rnm(&releases, score_sensitivity)?),
+                    z,
+                    mult,
+                )
             }
         };
 
