@@ -50,7 +50,10 @@ use dp_models::constants::Tagged;
 use dp_models::metrics::{accuracy, log_loss, mean_squared_error};
 use dp_models::split::train_test_split;
 use dp_models::{Dataset, DenseDesign, Design, Loss, L2};
-use dp_optim::auto::{constant_prediction, PublicBounds};
+use dp_optim::auto::{
+    constant_prediction, dp_gcd_defaults, dp_scd_defaults, dp_sgd_defaults, AlgorithmDefaults,
+    PublicBounds,
+};
 use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
 use dp_optim::{
     with_intercept_column, Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams, FitWarning,
@@ -957,6 +960,45 @@ impl Pipeline {
         })
     }
 
+    /// Takes the no-tuning rules of `dp_optim::auto` for DP-GCD, DP-SGD or DP-SCD (from
+    /// public inputs only: the fit's epsilon and delta, the loss, the scaled bound, `n`
+    /// and `p`) for every hyperparameter the caller did not give, and their warnings when
+    /// the passes are the rule's. For regression the rule's clip `G0 R` is divided by
+    /// `sqrt(p)` as for DP-CD (the centred, scaled rows sit mostly near 0).
+    fn take_rules(
+        &self,
+        chosen: &mut Chosen,
+        warnings: &mut Vec<FitWarning>,
+        name: &str,
+        rules: &AlgorithmDefaults,
+        q: usize,
+    ) {
+        chosen.passes = self.passes.unwrap_or(rules.passes);
+        if self.passes.is_none() {
+            warnings.extend(rules.warnings.iter().cloned());
+        }
+        chosen.step_scale = rules.step_scale.map(|s| self.step_scale.unwrap_or(s));
+        let rule_clip = if self.task == Task::Regression && rules.step_scale.is_some() {
+            rules.clip / (q as f64).sqrt()
+        } else {
+            rules.clip
+        };
+        chosen.clip = Some(self.clip.unwrap_or(rule_clip));
+        chosen.note = format!(
+            "no-tuning rules of dp_optim::auto::{name} from epsilon, delta, the loss, the \
+             scaled bound, n and p (rule values: passes {}, step scale {}, clip {}{}); \
+             constants from the scaled bound (public)",
+            rules.passes,
+            rules
+                .step_scale
+                .map_or("none".to_string(), |s| s.to_string()),
+            rules.clip,
+            rules
+                .batch_size
+                .map_or(String::new(), |b| format!(", batch size {b}")),
+        );
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn run_solver(
         &self,
@@ -1075,11 +1117,14 @@ impl Pipeline {
             }
             Algorithm::DpGcd => {
                 let c = need_c()?;
+                let bounds = PublicBounds::uniform(q, 1.0);
+                let rules = dp_gcd_defaults(&loss, eps, delta, &bounds, n, q)?;
+                self.take_rules(&mut chosen, &mut warnings, "dp_gcd_defaults", &rules, q);
                 let s = DpGcdParams::new(loss, penalty)
                     .epsilon(eps)
                     .delta(delta)
                     .passes(chosen.passes)
-                    .step_scale(chosen.step_scale.unwrap_or(0.5))
+                    .step_scale(chosen.step_scale.unwrap_or(1.0))
                     .clip(chosen.clip.unwrap_or(1.0))
                     .variant(Variant::Zcdp)
                     .rule(if self.penalty == PenaltyKind::None {
@@ -1093,8 +1138,11 @@ impl Pipeline {
             }
             Algorithm::DpSgd => {
                 let c = need_c()?;
+                let bounds = PublicBounds::uniform(q, 1.0);
+                let rules = dp_sgd_defaults(&loss, eps, delta, &bounds, n, q)?;
+                self.take_rules(&mut chosen, &mut warnings, "dp_sgd_defaults", &rules, q);
                 let b = match self.batch_size {
-                    None => (n as u64).min(64),
+                    None => rules.batch_size.unwrap_or(1),
                     Some(b) if b == 0 || b > n as u64 => {
                         return Err(invalid(
                             "batch size",
@@ -1110,7 +1158,7 @@ impl Pipeline {
                     .epsilon(eps)
                     .delta(delta)
                     .passes(chosen.passes)
-                    .step_scale(chosen.step_scale.unwrap_or(0.5))
+                    .step_scale(chosen.step_scale.unwrap_or(1.0))
                     .clip(chosen.clip.unwrap_or(1.0))
                     .batch_size(b)
                     .smoothness(GlobalSmoothness::Given(Tagged::public(c * q as f64)))
@@ -1129,7 +1177,16 @@ impl Pipeline {
                     }
                 };
                 let dual = AnyDualLoss::from_kind(loss.kind())?;
-                let b = self.batch_size.unwrap_or(1);
+                let b = if self.algorithm == Algorithm::DpScd {
+                    // Rows of norm <= 1 (each scaled entry divided by sqrt(p)).
+                    let p = (q as f64).sqrt();
+                    let bounds = PublicBounds::uniform(q, 1.0 / p).with_row_norm(1.0);
+                    let rules = dp_scd_defaults(&loss, eps, delta, &bounds, n, q)?;
+                    self.take_rules(&mut chosen, &mut warnings, "dp_scd_defaults", &rules, q);
+                    self.batch_size.or(rules.batch_size).unwrap_or(1)
+                } else {
+                    self.batch_size.unwrap_or(1)
+                };
                 if b == 0 || b > n as u64 {
                     return Err(invalid(
                         "batch size",
