@@ -51,10 +51,10 @@ use dp_models::metrics::{accuracy, log_loss, mean_squared_error};
 use dp_models::split::train_test_split;
 use dp_models::{Dataset, DenseDesign, Design, Loss, L2};
 use dp_optim::auto::PublicBounds;
-use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
+use dp_optim::dp_gcd::{DpGcdParams, SelectionRule};
 use dp_optim::{
-    with_intercept_column, Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams, Fitted,
-    GlobalSmoothness, Guarantee, LinearModel, SdcaParams, Smoothness, Solver,
+    with_intercept_column, Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams, FitWarning,
+    Fitted, Guarantee, LinearModel, SdcaParams, Smoothness, Solver,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -230,6 +230,7 @@ pub struct Pipeline {
     clip: Option<f64>,
     batch_size: Option<u64>,
     grid: BoundGrid,
+    feature_names: Option<Vec<String>>,
 }
 
 /// The hyperparameters the fit used, each with whether it was given or chosen.
@@ -264,6 +265,12 @@ pub struct Chosen {
     /// Warnings that follow from public quantities only (e.g. a budget too small for
     /// reliable private ranges).
     pub warnings: Vec<String>,
+    /// The typed warnings of the rules and of the solver (`dp_optim::FitWarning`:
+    /// e.g. `BudgetTooSmall` from the no-tuning rules, `SmoothnessFloored` from a fit),
+    /// each a function of public inputs and released values only. Front ends show them
+    /// all ([`FitReport::warnings`]).
+    #[serde(default)]
+    pub fit_warnings: Vec<FitWarning>,
 }
 
 /// The privacy of the whole pipeline (see the module docs).
@@ -361,6 +368,19 @@ impl FitReport {
     pub fn guarantee(&self) -> Option<&PipelineGuarantee> {
         self.model.privacy.as_ref()
     }
+    /// Every warning of the fit, as text for a front end to show: the public ones of
+    /// [`Chosen::warnings`], the typed [`Chosen::fit_warnings`] of the rules and the
+    /// solver, then the non-private [`Diagnostics::warnings`] (those say so in their
+    /// text).
+    pub fn warnings(&self) -> Vec<String> {
+        self.chosen
+            .warnings
+            .iter()
+            .cloned()
+            .chain(self.chosen.fit_warnings.iter().map(|w| w.to_string()))
+            .chain(self.diagnostics.warnings.iter().cloned())
+            .collect()
+    }
 }
 
 fn share_ok(name: &'static str, s: f64) -> Result<f64> {
@@ -395,6 +415,7 @@ impl Pipeline {
             clip: None,
             batch_size: None,
             grid: BoundGrid::default(),
+            feature_names: None,
         }
     }
     /// The per-sample loss.
@@ -465,6 +486,12 @@ impl Pipeline {
     /// Mini-batch size (DP-SGD default: 64 or all rows; DP-SCD / SDCA default 1).
     pub fn batch_size(mut self, b: u64) -> Self {
         self.batch_size = Some(b);
+        self
+    }
+    /// The feature columns' names, used in the warnings' text only (default
+    /// `feature j`, 0-based). One per feature.
+    pub fn feature_names(mut self, names: Vec<String>) -> Self {
+        self.feature_names = Some(names);
         self
     }
     /// The public grid of the private bounds.
@@ -570,6 +597,9 @@ impl Pipeline {
             return Err(PipelineError::Model(dp_models::ModelError::Empty(format!(
                 "{n_all} rows and {p} features: the pipeline needs at least 2 rows and 1 feature"
             ))));
+        }
+        if let Some(names) = &self.feature_names {
+            check_len("feature names", names.len(), p)?;
         }
         let mut rng = match self.seed {
             Some(s) => ChaCha20Rng::seed_from_u64(s),
@@ -722,8 +752,16 @@ impl Pipeline {
             scaled
         };
         // 4. Fit.
+        // The shave keeps the basic composition `pre + fit` at most the target despite
+        // rounding; without private bounds there is no sum to round, and the fit gets
+        // the target itself (so a declared-bounds fit reports the delta asked for).
+        let shave = if pre_eps == 0.0 && pre_delta == 0.0 {
+            1.0
+        } else {
+            1.0 - 4.0 * f64::EPSILON
+        };
         let fit_eps = if private {
-            let rest = (epsilon - pre_eps) * (1.0 - 4.0 * f64::EPSILON);
+            let rest = (epsilon - pre_eps) * shave;
             if rest.is_nan() || rest <= 0.0 {
                 return Err(invalid(
                     "bound shares",
@@ -736,7 +774,7 @@ impl Pipeline {
             f64::NAN
         };
         let fit_delta = if private {
-            (delta - pre_delta) * (1.0 - 4.0 * f64::EPSILON)
+            (delta - pre_delta) * shave
         } else {
             f64::NAN
         };
@@ -749,6 +787,10 @@ impl Pipeline {
         let (fitted, chosen) =
             self.run_solver(loss, penalty, &fit_data, fit_eps, fit_delta, &mut rng)?;
         let mut chosen = chosen;
+        // The solver's own warnings (e.g. `SmoothnessFloored`) travel with the rules'.
+        chosen
+            .fit_warnings
+            .extend(fitted.diagnostics.warnings.iter().cloned());
         chosen.loss = loss_kind;
         chosen.intercept = intercept;
         chosen.intercept_note = if intercept {
@@ -866,23 +908,31 @@ impl Pipeline {
         }
 
         // Non-private diagnostics.
+        let name = |j: usize| match &self.feature_names {
+            Some(names) => format!("column {:?}", names[j]),
+            None => format!("feature {j}"),
+        };
         let mut warnings = Vec::new();
         for (j, &k) in clipped_per_column.iter().enumerate() {
             if k * 10 > n {
                 warnings.push(format!(
-                    "feature {j}: {k} of {n} training values ({:.0} %) clipped to [{}, {}] \
-                     (diagnostic, not private)",
+                    "{}: {k} of {n} training values ({:.0} %) were outside [{}, {}] and \
+                     clipped; the range may be too narrow for this column (a count from \
+                     the data, not private: do not publish)",
+                    name(j),
                     100.0 * k as f64 / n as f64,
                     feature_ranges[j].0,
                     feature_ranges[j].1
                 ));
             }
         }
-        if let Some(k) = target_clipped {
+        if let (Some(k), Some(((lo, hi), _))) = (target_clipped, target) {
             if k * 10 > n {
                 warnings.push(format!(
-                    "target: {k} of {n} training values clipped to {:?} (diagnostic, not private)",
-                    target.map(|t| t.0)
+                    "target: {k} of {n} training values ({:.0} %) were outside [{lo}, {hi}] \
+                     and clipped; predictions stay inside that range (a count from the \
+                     data, not private: do not publish)",
+                    100.0 * k as f64 / n as f64,
                 ));
             }
         }
@@ -951,6 +1001,7 @@ impl Pipeline {
             note: "library defaults (passes 10, step scale 0.5, clip 1)".into(),
             fit_budget: None,
             warnings: Vec::new(),
+            fit_warnings: Vec::new(),
         };
         // The scaled features are in [-1, 1], the intercept column is 1: public M_j = c.
         let need_c = || {
@@ -961,6 +1012,21 @@ impl Pipeline {
                     loss.name()
                 ))
             })
+        };
+        // Regression on centred, scaled targets: the rules' clip C = G0 R assumes a
+        // residual of 1 and a row of norm R = sqrt(q) at w = 0; see DP-CD below.
+        let regression = self.task == Task::Regression;
+        let regression_clip = |clip: f64| {
+            if regression {
+                clip / (q as f64).sqrt()
+            } else {
+                clip
+            }
+        };
+        let regression_note = if regression {
+            "; regression: clip divided by sqrt(p), as for DP-CD"
+        } else {
+            ""
         };
         let fitted = match self.algorithm {
             Algorithm::Cd => {
@@ -992,6 +1058,7 @@ impl Pipeline {
                     rules.clip
                 };
                 chosen.clip = Some(self.clip.unwrap_or(rule_clip));
+                chosen.fit_warnings.extend(rules.warnings.iter().cloned());
                 chosen.note = format!(
                     "no-tuning rules of dp_optim::auto from epsilon, delta, the loss, the \
                      scaled bound 1, n and p (rule values: passes {}, step scale {}, clip {}; \
@@ -1020,26 +1087,55 @@ impl Pipeline {
             }
             Algorithm::DpGcd => {
                 let c = need_c()?;
-                let s = DpGcdParams::new(loss, penalty)
-                    .epsilon(eps)
-                    .delta(delta)
+                // The library's no-tuning rules (`dp_optim::auto::dp_gcd_defaults`) on
+                // the scaled data (every entry in [-1, 1], the intercept column 1): the
+                // iterations, step and clip; the M_j are the public c of the scaled
+                // bound 1, as for DP-CD above (no budget spent on them).
+                let bounds = PublicBounds::uniform(q, 1.0);
+                let (params, rules) =
+                    DpGcdParams::defaults_for(loss, penalty, eps, delta, &bounds, n, q)?;
+                chosen.passes = self.passes.unwrap_or(rules.passes);
+                chosen.step_scale =
+                    Some(self.step_scale.unwrap_or(rules.step_scale.unwrap_or(1.0)));
+                chosen.clip = Some(self.clip.unwrap_or(regression_clip(rules.clip)));
+                chosen.fit_warnings.extend(rules.warnings.iter().cloned());
+                // GS-L for a smooth objective, GS-r (which handles every separable
+                // penalty) with a penalty.
+                let (rule, rule_name) = if self.penalty == PenaltyKind::None {
+                    (SelectionRule::GsL, "GS-L")
+                } else {
+                    (SelectionRule::GsR, "GS-r")
+                };
+                chosen.note = format!(
+                    "no-tuning rules of dp_optim::auto (dp_gcd_defaults) from epsilon, \
+                     delta, the loss, the scaled bound 1, n and p (rule values: {} greedy \
+                     iterations, step scale {}, clip {}{}); selection rule {rule_name}, zCDP \
+                     variant; M_j = c from the scaled bound 1 (public)",
+                    rules.passes,
+                    rules.step_scale.unwrap_or(1.0),
+                    rules.clip,
+                    regression_note,
+                );
+                let s = params
                     .passes(chosen.passes)
-                    .step_scale(chosen.step_scale.unwrap_or(0.5))
+                    .step_scale(chosen.step_scale.unwrap_or(1.0))
                     .clip(chosen.clip.unwrap_or(1.0))
-                    .variant(Variant::Zcdp)
-                    .rule(if self.penalty == PenaltyKind::None {
-                        SelectionRule::GsL
-                    } else {
-                        SelectionRule::GsR
-                    })
+                    .rule(rule)
                     .smoothness(Smoothness::Given(Tagged::public(vec![c; q])))
                     .build()?;
                 s.fit_with_rng(data, rng)?
             }
             Algorithm::DpSgd => {
-                let c = need_c()?;
+                need_c()?;
+                // The library's no-tuning rules (`dp_optim::auto::dp_sgd_defaults`) on
+                // the scaled data: batches of round(sqrt(n)) rows, the public
+                // beta = c q (every scaled entry in [-1, 1], so ||x_i||^2 <= q), step
+                // 1 / beta, the clip and passes of the DP-CD balance.
+                let bounds = PublicBounds::uniform(q, 1.0);
+                let (params, rules) =
+                    DpSgdParams::defaults_for(loss, penalty, eps, delta, &bounds, n, q)?;
                 let b = match self.batch_size {
-                    None => (n as u64).min(64),
+                    None => rules.batch_size.unwrap_or(1),
                     Some(b) if b == 0 || b > n as u64 => {
                         return Err(invalid(
                             "batch size",
@@ -1050,15 +1146,28 @@ impl Pipeline {
                     Some(b) => b,
                 };
                 chosen.batch_size = Some(b);
-                // beta <= c max_i ||x_i||^2 <= c q (every scaled entry in [-1, 1]).
-                let s = DpSgdParams::new(loss, penalty)
-                    .epsilon(eps)
-                    .delta(delta)
+                chosen.passes = self.passes.unwrap_or(rules.passes);
+                chosen.step_scale =
+                    Some(self.step_scale.unwrap_or(rules.step_scale.unwrap_or(1.0)));
+                chosen.clip = Some(self.clip.unwrap_or(regression_clip(rules.clip)));
+                chosen.fit_warnings.extend(rules.warnings.iter().cloned());
+                chosen.note = format!(
+                    "no-tuning rules of dp_optim::auto (dp_sgd_defaults) from epsilon, \
+                     delta, the loss, the scaled bound 1, n and p (rule values: passes {}, \
+                     step scale {}, clip {}, batch size {}{}); beta = c p = {} from the \
+                     scaled bound 1 (public)",
+                    rules.passes,
+                    rules.step_scale.unwrap_or(1.0),
+                    rules.clip,
+                    rules.batch_size.unwrap_or(1),
+                    regression_note,
+                    rules.beta.unwrap_or(f64::NAN),
+                );
+                let s = params
                     .passes(chosen.passes)
-                    .step_scale(chosen.step_scale.unwrap_or(0.5))
+                    .step_scale(chosen.step_scale.unwrap_or(1.0))
                     .clip(chosen.clip.unwrap_or(1.0))
                     .batch_size(b)
-                    .smoothness(GlobalSmoothness::Given(Tagged::public(c * q as f64)))
                     .build()?;
                 s.fit_with_rng(data, rng)?
             }
@@ -1074,7 +1183,34 @@ impl Pipeline {
                     }
                 };
                 let dual = AnyDualLoss::from_kind(loss.kind())?;
-                let b = self.batch_size.unwrap_or(1);
+                // DP-SCD: the library's no-tuning rules (`dp_optim::auto::dp_scd_defaults`)
+                // on the scaled rows (entries in [-1/sqrt(p), 1/sqrt(p)], norm <= 1):
+                // batches of round(sqrt(n)) rows, clip 1, the passes of the DP-CD
+                // balance. SDCA (non-private) keeps the library defaults (10 passes,
+                // batch 1).
+                let rules = if self.algorithm == Algorithm::DpScd {
+                    let bounds = PublicBounds::uniform(q, 1.0 / (q as f64).sqrt());
+                    let r = dp_optim::auto::dp_scd_defaults(&loss, eps, delta, &bounds, n, q)?;
+                    chosen.passes = self.passes.unwrap_or(r.passes);
+                    chosen.clip = Some(self.clip.unwrap_or(r.clip));
+                    chosen.fit_warnings.extend(r.warnings.iter().cloned());
+                    chosen.note = format!(
+                        "no-tuning rules of dp_optim::auto (dp_scd_defaults) from epsilon, \
+                         delta, the loss, the scaled rows of norm <= 1, n and p (rule values: \
+                         passes {}, clip {}, batch size {})",
+                        r.passes,
+                        r.clip,
+                        r.batch_size.unwrap_or(1)
+                    );
+                    Some(r)
+                } else {
+                    chosen.note = "library defaults (passes 10, batch size 1)".into();
+                    None
+                };
+                let b = self
+                    .batch_size
+                    .or(rules.and_then(|r| r.batch_size))
+                    .unwrap_or(1);
                 if b == 0 || b > n as u64 {
                     return Err(invalid(
                         "batch size",
