@@ -403,9 +403,10 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
         Some(BoundArg::Auto) => out.push(
             "feature_bound",
             format!(
-                "private per-column ranges on {} % of epsilon (a private median and spread per \
-                 column; charged, included in bounds_epsilon)",
-                DEFAULT_FEATURE_SHARE * 100.0
+                "private per-column ranges on {:.1} % of epsilon (the share rule of \
+                 dp_erm::feature_share_rule: 20-50 %, more where the rows are few; a private \
+                 median and spread per column; charged, included in bounds_epsilon)",
+                fit.chosen.feature_share.unwrap_or(DEFAULT_FEATURE_SHARE) * 100.0
             ),
         ),
     }
@@ -419,7 +420,7 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
                 }
                 _ => format!(
                     "private range on {} % of epsilon (charged, included in bounds_epsilon)",
-                    DEFAULT_TARGET_SHARE * 100.0
+                    fit.chosen.target_share.unwrap_or(DEFAULT_TARGET_SHARE) * 100.0
                 ),
             },
         );
@@ -437,7 +438,7 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
     out.push("model_out", args.model_out.display().to_string());
     // Every warning the pipeline's result carries (the public ones, the typed ones of
     // the rules and the solver, the non-private diagnostics), whatever their kind.
-    for w in fit.warnings() {
+    for w in fit.all_warnings() {
         out.warn(w);
     }
     // 4. Diagnostics (non-private).
