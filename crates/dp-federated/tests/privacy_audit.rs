@@ -195,20 +195,33 @@ fn distributed_fw_server_view_empirical_epsilon() {
     });
 }
 
-/// One party's view: every broadcast `q_hat^t` it receives (in units of sigma) and the
-/// released model (its own data is its own input, the same in every run on a side).
+/// One party's view: every broadcast `q_hat^t` it receives, its own uplinks (its own
+/// messages: the sign it selected each round) and the released model (its own data is
+/// its own input, the same in every run on a side). Features, per round whose update is
+/// broadcast (`q_hat^{t+1}`): the broadcast projected on `u` in units of sigma (its mean
+/// is a signed sum of the parties' sketch means, which the pair moves), that projection
+/// times the party's own sign of the round (which removes the sign's mixing of its own
+/// sketch), and the sign; then the model's coordinates (a function of all the signs).
 #[test]
 fn distributed_fw_party_view_empirical_epsilon() {
     audit(
-        "one party's view (broadcasts and model)",
+        "one party's view (broadcasts, own uplinks, model)",
         0xFED2,
         |s, side, rng| {
             let (t, model) = run(s, side, rng);
-            let mut v: Vec<f64> = t
-                .down
-                .iter()
-                .flat_map(|d| d.q_hat.iter().map(|q| q / s.sigma))
-                .collect();
+            let own: Vec<f64> =
+                t.up.iter()
+                    .filter(|u| u.party == 0)
+                    .map(|u| f64::from(u.sign))
+                    .collect();
+            assert_eq!(own.len(), s.job.rounds as usize);
+            let mut v = Vec::new();
+            for (r, down) in t.down.iter().enumerate().skip(1) {
+                let a: f64 = down.q_hat.iter().zip(&s.u).map(|(q, u)| q * u).sum::<f64>() / s.sigma;
+                let sign = own[r - 1];
+                v.extend([a, a * sign, sign]);
+            }
+            v.push(own[own.len() - 1]);
             v.extend(model);
             v
         },
