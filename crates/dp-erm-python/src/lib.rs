@@ -34,9 +34,17 @@ mod bindings {
         let out = out.map_err(value_error)?;
         // The releasable model and the hyperparameters; not the diagnostics (computed
         // from the data without privacy) and never a seed.
+        // The typed warnings (public: functions of public inputs and released values),
+        // each with its text, for the estimators to raise as Python warnings.
+        let warnings: Vec<serde_json::Value> = out
+            .warnings
+            .iter()
+            .map(|w| serde_json::json!({ "detail": w, "message": w.to_string() }))
+            .collect();
         let report = serde_json::json!({
             "model": out.model,
             "chosen": out.chosen,
+            "warnings": warnings,
         });
         Ok((
             PyArray1::from_vec(py, out.model.coefficients.clone()),

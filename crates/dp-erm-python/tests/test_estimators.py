@@ -232,3 +232,12 @@ def test_dp_scd_fits_no_intercept():
     X, y = _binary(500)
     with pytest.raises(ValueError, match="intercept"):
         DPLogisticRegression(bounds_X=(-1, 1), algorithm="dp-scd").fit(X, y)
+
+
+def test_a_budget_too_small_for_the_data_raises_a_python_warning():
+    # 400 rows, 5 features, eps 0.01: the no-tuning rule wants far fewer than 2 passes.
+    X, y = _binary(400)
+    with pytest.warns(dp_erm.BudgetTooSmallWarning, match="budget is too small"):
+        clf = DPLogisticRegression(epsilon=0.01, bounds_X=(-1, 1), random_state=0).fit(X, y)
+    assert issubclass(dp_erm.BudgetTooSmallWarning, dp_erm.DPFitWarning)
+    assert any("too small" in w for w in clf.hyperparameters_["warnings"])

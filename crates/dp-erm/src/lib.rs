@@ -27,7 +27,7 @@
 //!
 //! let report = Pipeline::new(Task::Classification, Algorithm::DpCd)
 //!     .privacy(1.0, 1e-5)
-//!     .feature_bounds(FeatureBounds::private()) // 10 % of epsilon, charged
+//!     .feature_bounds(FeatureBounds::private()) // 20-50 % of epsilon by a public rule, charged
 //!     .test_fraction(0.2)
 //!     .seed(Some(7)) // reproducible; the seed is never in the model
 //!     .fit(&data)?;
@@ -56,7 +56,7 @@ pub use bounds::BoundGrid;
 pub use dp_models::choice::{AnyDualLoss, AnyLoss, AnyPenalty, LossKind, PenaltyKind};
 pub use error::{PipelineError, Result};
 pub use pipeline::{
-    Algorithm, BoundSource, Chosen, Diagnostics, FeatureBounds, FitReport, Pipeline,
-    PipelineGuarantee, PipelineModel, TargetBound, Task, DEFAULT_FEATURE_SHARE,
-    DEFAULT_TARGET_SHARE,
+    feature_share_rule, Algorithm, BoundSource, Chosen, Diagnostics, FeatureBounds, FitReport,
+    Pipeline, PipelineGuarantee, PipelineModel, TargetBound, Task, DEFAULT_FEATURE_SHARE,
+    DEFAULT_TARGET_SHARE, MAX_FEATURE_SHARE,
 };

@@ -11,7 +11,10 @@ The solvers, the accounting and the guarantee are the Rust library's (``dp-erm``
 
 from . import accounting
 from ._estimators import (
+    BudgetTooSmallWarning,
+    ConstantPredictionWarning,
     DPElasticNet,
+    DPFitWarning,
     DPLasso,
     DPLinearRegression,
     DPLinearSVC,
@@ -27,4 +30,7 @@ __all__ = [
     "DPElasticNet",
     "accounting",
     "PrivateBoundsWarning",
+    "DPFitWarning",
+    "BudgetTooSmallWarning",
+    "ConstantPredictionWarning",
 ]

@@ -84,6 +84,28 @@ class PrivateBoundsWarning(UserWarning):
     """Bounds were not given, so the fit estimates them privately on a share of epsilon."""
 
 
+class DPFitWarning(UserWarning):
+    """A warning the library's pipeline attached to the fit (``dp_optim::FitWarning``):
+    computed from public inputs and released values only, so showing it costs no privacy."""
+
+
+class BudgetTooSmallWarning(DPFitWarning):
+    """The privacy budget is too small for the data: the no-tuning rule wanted fewer
+    passes than its minimum, and the model may be no better than a constant prediction."""
+
+
+class ConstantPredictionWarning(DPFitWarning):
+    """The released classifier predicts one class for every row within its ranges."""
+
+
+def _warning_class(detail):
+    kind = next(iter(detail)) if isinstance(detail, dict) and detail else str(detail)
+    return {
+        "BudgetTooSmall": BudgetTooSmallWarning,
+        "ConstantPrediction": ConstantPredictionWarning,
+    }.get(kind, DPFitWarning)
+
+
 class _DPLinearBase(BaseEstimator):
     """Shared fit logic; subclasses set ``_task``, ``_loss`` and the penalty."""
 
@@ -123,7 +145,8 @@ class _DPLinearBase(BaseEstimator):
             ranges = None
             warnings.warn(
                 "bounds_X=None: the feature ranges are estimated privately from the data "
-                "on 20 % of epsilon (charged: see ledger_); declare public bounds to spend "
+                "on 20-50 % of epsilon (more where the rows are few; charged: see ledger_ "
+                "and hyperparameters_['feature_share']); declare public bounds to spend "
                 "all of epsilon on the fit",
                 PrivateBoundsWarning,
                 stacklevel=3,
@@ -168,6 +191,8 @@ class _DPLinearBase(BaseEstimator):
                 X = np.ascontiguousarray(X)
             coef, intercept, report = _core.fit_dense(X, y_backend, spec_json, seed)
         report = json.loads(report)
+        for w in report.get("warnings", []):
+            warnings.warn(w["message"], _warning_class(w["detail"]), stacklevel=3)
         model = report["model"]
         privacy = model.get("privacy") or {}
         self.epsilon_ = privacy.get("epsilon")
@@ -262,7 +287,8 @@ class DPLogisticRegression(_DPClassifier):
     bounds_X : tuple (lower, upper) of scalars or arrays, or None
         Public bounds on every feature (not computed from the data). Values outside are
         clipped to them, for the fit and for prediction. ``None``: estimated privately
-        from the data on 20 % of epsilon (charged, with a ``PrivateBoundsWarning``).
+        from the data on 20-50 % of epsilon by a public rule (more where the rows are
+        few; charged, with a ``PrivateBoundsWarning``).
     C : float, default=1.0
         Inverse regularisation strength, as scikit-learn's: the L2 penalty on the scaled
         problem is ``1 / (2 C n) ||w||^2``.
