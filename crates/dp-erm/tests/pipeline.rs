@@ -359,6 +359,8 @@ fn a_budget_too_small_for_the_data_is_a_typed_warning() {
         .find(|w| matches!(w, FitWarning::BudgetTooSmall { used: 2, .. }))
         .expect("BudgetTooSmall at eps 0.1 on 455 rows");
     assert!(small.chosen.warnings.contains(&w.to_string()));
+    // One sentence, no run of spaces left by a broken line continuation.
+    assert!(!w.to_string().contains("  "), "{w}");
     let large = fit(5.0);
     assert!(
         !large
