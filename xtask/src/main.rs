@@ -71,7 +71,14 @@ fn main() {
         Command::Fit(args) => dp_erm_cli::fit::run_fit(*args),
         Command::Predict(args) => dp_erm_cli::fit::run_predict(args),
         Command::FederatedDemo(args) => federated::run(args),
-        Command::FederatedParty(args) => dp_federated::cli::run_party(args).map_err(Into::into),
+        Command::FederatedParty(args) => match dp_federated::cli::run_party(args) {
+            Ok(dp_federated::grpc::Served::ExitInjected) => {
+                eprintln!("party: exiting on the injected `exit` fault");
+                std::process::exit(3);
+            }
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.into()),
+        },
         Command::FederatedServer(args) => dp_federated::cli::run_server(args)
             .map(|json| println!("{json}"))
             .map_err(Into::into),

@@ -264,11 +264,6 @@ impl DiscreteGaussian {
         })
     }
 
-    /// `sigma^2` as `(numerator, denominator)`.
-    pub fn sigma2(&self) -> (u64, u64) {
-        (self.num, self.den)
-    }
-
     /// One exact draw (CKS 2020, Algorithm 3): propose `Y ~ Lap_Z(t)` with
     /// `t = floor(sigma) + 1`, accept with probability `exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2))`.
     ///

@@ -2,7 +2,7 @@
 //! `dp-federated-server` binaries and `cargo xtask federated-party` / `federated-server`.
 
 use crate::coordinator;
-use crate::grpc::{serve_party, CoordinatorTls, ExitMode, Grpc, PartyTls};
+use crate::grpc::{serve_party, CoordinatorTls, ExitMode, Grpc, PartyTls, Served};
 use crate::job::{InjectedFault, Job, PartyData, PartyHost, PartySecrets};
 use crate::tls::read_pem;
 use crate::FedError;
@@ -53,7 +53,7 @@ pub struct PartyArgs {
 
 /// Runs a party until the server's Stop or its idle time; prints
 /// `listening on HOST:PORT` first.
-pub fn run_party(args: PartyArgs) -> Result<(), FedError> {
+pub fn run_party(args: PartyArgs) -> Result<Served, FedError> {
     let data = PartyData::read_csv(&args.data)?;
     let secrets = match &args.seed_file {
         Some(path) => {

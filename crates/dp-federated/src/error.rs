@@ -52,6 +52,7 @@ impl fmt::Display for Phase {
 
 /// Errors of `dp-federated`.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FedError {
     /// A party failed; the fit was stopped and nothing was released after this point.
     #[error("party {party} {fault} in {phase}: {detail} (the fit was stopped; nothing is released after this point)")]

@@ -22,10 +22,22 @@ use tonic::{Code, Request, Response, Status};
 /// What a party does on an injected `exit` fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitMode {
-    /// End the OS process at once (party binaries).
+    /// Shut the service down and report [`Served::ExitInjected`], so that the party binary
+    /// ends its process with a failure code (the library itself never ends the process).
     Process,
     /// Shut the service down (parties run as tasks).
     Service,
+}
+
+/// How [`serve_party`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Served {
+    /// The server sent `Stop`, or no request came for the idle time.
+    Stopped,
+    /// An injected `exit` fault ended the service in [`ExitMode::Process`]; the caller (the
+    /// party binary) is expected to end its process with a failure code.
+    ExitInjected,
 }
 
 /// The TLS material of a party: its certificate and key, and the CA its clients must
@@ -57,6 +69,7 @@ struct Service {
     stop: Arc<tokio::sync::Notify>,
     last_seen: Arc<Mutex<Instant>>,
     exit: ExitMode,
+    exited: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Service {
@@ -113,7 +126,7 @@ impl Party for Service {
             }
             Ok(RoundReply::Exit) => {
                 if self.exit == ExitMode::Process {
-                    std::process::exit(3);
+                    self.exited.store(true, std::sync::atomic::Ordering::SeqCst);
                 }
                 self.stop.notify_one();
                 Err(Status::unavailable("party exited"))
@@ -132,21 +145,24 @@ impl Party for Service {
 }
 
 /// Serves one party on `listener` until the server sends `Stop`, or until no request
-/// came for `idle` (so a party whose server vanished does not linger).
+/// came for `idle` (so a party whose server vanished does not linger), or until an
+/// injected `exit` fault (then [`Served::ExitInjected`] in [`ExitMode::Process`]).
 pub async fn serve_party(
     host: PartyHost,
     listener: tokio::net::TcpListener,
     tls: &PartyTls,
     idle: Duration,
     exit: ExitMode,
-) -> Result<()> {
+) -> Result<Served> {
     let stop = Arc::new(tokio::sync::Notify::new());
     let last_seen = Arc::new(Mutex::new(Instant::now()));
+    let exited = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let svc = Service {
         host: Arc::new(Mutex::new(host)),
         stop: stop.clone(),
         last_seen: last_seen.clone(),
         exit,
+        exited: exited.clone(),
     };
     let tls_config = ServerTlsConfig::new()
         .identity(Identity::from_pem(&tls.cert, &tls.key))
@@ -177,7 +193,12 @@ pub async fn serve_party(
             shutdown,
         )
         .await
-        .map_err(|e| FedError::Tls(format!("party service: {e}")))
+        .map_err(|e| FedError::Tls(format!("party service: {e}")))?;
+    Ok(if exited.load(std::sync::atomic::Ordering::SeqCst) {
+        Served::ExitInjected
+    } else {
+        Served::Stopped
+    })
 }
 
 /// The gRPC transport of the server: one mutually authenticated channel per party.

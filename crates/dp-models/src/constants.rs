@@ -71,6 +71,53 @@ impl From<SpentEpsilon> for f64 {
     }
 }
 
+/// The noise multiplier of a Gaussian release that produced a constant: finite and
+/// `> 0`, checked where it is created ([`GaussianMultiplier::new`], and when read from
+/// JSON). A zero, negative, NaN or infinite multiplier describes no Gaussian mechanism
+/// (`z = 0` would be a release without noise, and `1/z` its GDP parameter), so a
+/// provenance carrying one must not exist: anything that later composes or reports
+/// the release from its provenance reads a valid multiplier.
+///
+/// ```
+/// use dp_models::constants::GaussianMultiplier;
+/// assert_eq!(GaussianMultiplier::new(2.5)?.get(), 2.5);
+/// let e = GaussianMultiplier::new(0.0).unwrap_err().to_string();
+/// assert!(e.contains("noise multiplier") && e.contains("finite and > 0"), "{e}");
+/// assert!(GaussianMultiplier::new(f64::NAN).is_err());
+/// # Ok::<(), dp_models::ModelError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct GaussianMultiplier(f64);
+
+impl GaussianMultiplier {
+    /// `z`, if finite and `> 0`; otherwise an error naming the value.
+    pub fn new(noise_multiplier: f64) -> Result<Self> {
+        positive(
+            "noise multiplier of a Gaussian provenance",
+            noise_multiplier,
+        )
+        .map(Self)
+    }
+    /// The value.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl TryFrom<f64> for GaussianMultiplier {
+    type Error = ModelError;
+    fn try_from(z: f64) -> Result<Self> {
+        Self::new(z)
+    }
+}
+
+impl From<GaussianMultiplier> for f64 {
+    fn from(z: GaussianMultiplier) -> f64 {
+        z.0
+    }
+}
+
 /// Where a constant came from.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Provenance {
@@ -88,9 +135,10 @@ pub enum Provenance {
     /// solvers that charge constants estimated *before* the fit as pure-DP releases
     /// refuse it; estimate it inside the fit instead (dp-optim's
     /// `Smoothness::PrivateGaussian`), where the Gaussian charge joins the fit's ledger.
+    /// Build it with [`Provenance::privately_estimated_gaussian`].
     PrivatelyEstimatedGaussian {
-        /// Noise multiplier `z` of the release.
-        noise_multiplier: f64,
+        /// Noise multiplier `z` of the release (finite, `> 0`).
+        noise_multiplier: GaussianMultiplier,
     },
     /// Computed from the private data without any privacy protection.
     DataNonPrivate,
@@ -101,6 +149,13 @@ impl Provenance {
     pub fn privately_estimated(epsilon: f64) -> Result<Self> {
         Ok(Self::PrivatelyEstimated {
             epsilon: SpentEpsilon::new(epsilon)?,
+        })
+    }
+    /// [`Provenance::PrivatelyEstimatedGaussian`] of multiplier `noise_multiplier`,
+    /// refused unless finite and `> 0`.
+    pub fn privately_estimated_gaussian(noise_multiplier: f64) -> Result<Self> {
+        Ok(Self::PrivatelyEstimatedGaussian {
+            noise_multiplier: GaussianMultiplier::new(noise_multiplier)?,
         })
     }
 }
@@ -366,16 +421,6 @@ fn derivative_bound_of<L: Loss + ?Sized>(loss: &L, label_bound: f64) -> Result<f
 /// "twice the maximal absolute value"). Tagged [`Provenance::DataNonPrivate`].
 pub fn feature_max_abs<D: Design>(x: &D) -> Tagged<Vec<f64>> {
     Tagged::data_non_private((0..x.n_features()).map(|j| x.col_max_abs(j)).collect())
-}
-
-/// `max_i ||x_i||_2`, computed from the data without privacy. Tagged
-/// [`Provenance::DataNonPrivate`].
-pub fn max_row_norm<D: Design>(x: &D) -> Tagged<f64> {
-    let m = (0..x.n_samples())
-        .map(|i| x.row_sq_norm(i))
-        .fold(0.0f64, f64::max)
-        .sqrt();
-    Tagged::data_non_private(m)
 }
 
 /// Checks a vector of positive constants (e.g. step-size denominators `M_j`).
@@ -1364,9 +1409,7 @@ where
     Ok(GaussianSmoothness {
         estimates: Tagged {
             value: estimates,
-            provenance: Provenance::PrivatelyEstimatedGaussian {
-                noise_multiplier: z,
-            },
+            provenance: Provenance::privately_estimated_gaussian(z)?,
         },
         ceilings,
         row_vector_bound,
@@ -1509,6 +1552,68 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("-0.5") && e.contains("finite and >= 0"), "{e}");
+    }
+
+    /// The Gaussian provenance's multiplier was a bare `f64` that anything could set to
+    /// 0, a negative value or NaN (a "Gaussian release" without noise). It is now a
+    /// `GaussianMultiplier`, refused unless finite and `> 0` by the constructor and when
+    /// read from JSON; the release itself tags its estimates with the multiplier it
+    /// charged.
+    #[test]
+    fn gaussian_provenance_multiplier_is_finite_and_positive_where_created() {
+        for bad in [0.0, -0.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let e = Provenance::privately_estimated_gaussian(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("noise multiplier of a Gaussian provenance")
+                    && e.contains("finite and > 0"),
+                "{bad}: {e}"
+            );
+            assert!(GaussianMultiplier::try_from(bad).is_err(), "{bad}");
+        }
+        let ok = Provenance::privately_estimated_gaussian(3.5).unwrap();
+        let text = serde_json::to_string(&Tagged {
+            value: 1.0,
+            provenance: ok,
+        })
+        .unwrap();
+        assert_eq!(
+            text,
+            r#"{"value":1.0,"provenance":{"PrivatelyEstimatedGaussian":{"noise_multiplier":3.5}}}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<Tagged<f64>>(&text)
+                .unwrap()
+                .provenance,
+            ok
+        );
+        for bad in ["0.0", "-3.5"] {
+            let e = serde_json::from_str::<Tagged<f64>>(&text.replace("3.5", bad))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("finite and > 0"), "{bad}: {e}");
+        }
+        // The release's own tag carries the multiplier it charged.
+        let x = DenseDesign::from_row_major(2, 1, &[1.0, 0.5]).unwrap();
+        let mut ledger = Ledger::new();
+        let out = private_coordinate_smoothness_gaussian(
+            &Logistic,
+            &x,
+            SmoothnessBounds {
+                feature_bounds: None,
+                row_norm_bound: Some(1.0),
+            },
+            2.0,
+            &BoundedSmoothnessOptions::default(),
+            &mut <rand_chacha::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(1),
+            &mut ledger,
+        )
+        .unwrap();
+        assert_eq!(
+            out.estimates.provenance,
+            Provenance::privately_estimated_gaussian(2.0).unwrap()
+        );
     }
 
     mod private {

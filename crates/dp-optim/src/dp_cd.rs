@@ -401,9 +401,15 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
     /// `p = 81`), so at the same target the noise multiplier is smaller, by about
     /// `sqrt(k / p)` for many passes. Needs an order that visits every coordinate once
     /// per pass ([`CoordinateOrder::Permutation`] or [`CoordinateOrder::Cyclic`]);
-    /// [`CoordinateOrder::Uniform`] is refused by `build`. The fit checks that every
-    /// record satisfies the bound and refuses the data otherwise, before anything is
-    /// charged or drawn ([`OptimError::BoundViolated`]).
+    /// [`CoordinateOrder::Uniform`] is refused by `build`. A record with more non-zeros
+    /// than the bound allows is projected onto it before anything is charged or drawn
+    /// (its largest-magnitude non-zeros kept, [`RowSupport::project`]; a fixed
+    /// per-record map, so the guarantee holds for the raw data), and how many were
+    /// projected is reported in the non-private
+    /// [`Diagnostics::support_projected`](crate::Diagnostics::support_projected). A
+    /// design type of your own without a projection
+    /// ([`ColumnKernels::project_support`](crate::kernel::ColumnKernels::project_support))
+    /// is refused instead ([`OptimError::BoundViolated`]).
     ///
     /// # Privacy
     /// A release of coordinate `j` does not depend on a record whose feature `j` is
@@ -621,9 +627,10 @@ impl<D: ColumnKernels, L: Loss, P: Penalty> Solver<D> for DpCd<L, P> {
     /// contributes exactly `0` to the release of coordinate `j` (the kernels return `+0`
     /// for a zero feature whatever the derivative), so for any neighbouring pair the
     /// releases of the coordinates outside the two records' supports are the same on
-    /// both datasets. With every record having at most the bound's non-zeros (checked
-    /// before anything is charged) and each coordinate visited at most `ceil(T K / p)`
-    /// times (permutation or cyclic order), every pair is dominated by
+    /// both datasets. With every record having at most the bound's non-zeros (records
+    /// with more are projected onto the bound before anything is charged, a fixed
+    /// per-record map that keeps neighbours neighbours) and each coordinate visited at
+    /// most `ceil(T K / p)` times (permutation or cyclic order), every pair is dominated by
     /// `min(T K, k ceil(T K / p))` Gaussian releases of multiplier `s`, the count the
     /// ledger is charged and `s` is calibrated on (proof: [`crate::support`]).
     fn fit_with_rng(&self, data: &Dataset<D>, rng: &mut dyn RngCore) -> Result<Fitted> {
@@ -822,11 +829,29 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         let planned_n = self.planned_n(n);
         let target = self.privacy.epsilon.get();
         let mut ledger = Ledger::new();
-        // 0. The stated row-support bound must hold for every record (checked before
-        //    anything is charged or drawn).
-        if let Some(bound) = &self.row_support {
-            bound.validate(data.x())?;
-        }
+        // 0. The stated row-support bound is made to hold for every record before
+        //    anything is charged or drawn: a record with more non-zeros than the bound
+        //    allows is projected onto it (its largest-magnitude non-zeros kept,
+        //    `RowSupport::project`), as feature bounds clip instead of refusing.
+        //    Privacy: the projection is a fixed map applied record by record that reads
+        //    one record and the public bound only, so two neighbouring datasets are
+        //    still neighbours (same relation) after it, and the claim below (proved for
+        //    data within the bound, `crate::support`) holds for the raw data by
+        //    pre-processing. Refusing instead would name the offending record: an
+        //    output of the data that no guarantee covers. How many records were
+        //    projected is counted from the data without privacy and goes to the
+        //    non-private diagnostics only.
+        let projected_data;
+        let (data, support_projected) = match &self.row_support {
+            Some(bound) => match data.x().project_support(bound)? {
+                Some((x, count)) => {
+                    projected_data = Dataset::new(x, data.y().to_vec())?;
+                    (&projected_data, Some(count))
+                }
+                None => (data, Some(0)),
+            },
+            None => (data, None),
+        };
 
         // 1. The smoothness constants. Whatever they cost is charged before any noise
         //    is drawn; the optimisation gets what is left of the target.
@@ -977,6 +1002,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
                 zero_steps,
                 seconds,
                 warnings,
+                support_projected,
                 ..Diagnostics::default()
             },
         })
@@ -1654,7 +1680,7 @@ mod support_tests {
     }
 
     #[test]
-    fn uniform_order_and_broken_bounds_are_refused_before_anything_is_charged() {
+    fn uniform_order_and_malformed_bounds_are_refused_before_anything_is_charged() {
         let (d, _) = one_hot(100);
         let e = params(2)
             .coordinate_order(CoordinateOrder::Uniform)
@@ -1662,17 +1688,6 @@ mod support_tests {
             .build()
             .unwrap_err();
         assert!(e.to_string().contains("Permutation"), "{e}");
-        // Numeric features 0 and 1 plus up to two indicators: AtMost(3) is too small.
-        let e = params(2)
-            .row_support(Some(RowSupport::AtMost(3)))
-            .build()
-            .unwrap()
-            .fit_seeded(&d, 1)
-            .unwrap_err();
-        assert!(
-            matches!(&e, OptimError::BoundViolated(m) if m.contains("row support bound of 3")),
-            "{e}"
-        );
         // A group naming a feature the data does not have.
         let e = params(2)
             .row_support(Some(RowSupport::one_hot(vec![vec![8, 9]])))
@@ -1688,6 +1703,64 @@ mod support_tests {
             .unwrap()
             .fit_seeded(&d, 1)
             .is_ok());
+    }
+
+    /// Issue 24 item 5: a record with more non-zeros than a declared bound made the
+    /// library's fit refuse with the record's index (a non-private output; only the CLI
+    /// projected). The fit now projects it onto the bound itself: the result equals,
+    /// bit for bit, the fit on data projected beforehand by `RowSupport::project`
+    /// (dense and sparse), and the count is in the non-private diagnostics only.
+    #[test]
+    fn a_record_above_the_bound_is_projected_and_counted() {
+        // Rows of the one-hot data have at most 4 non-zeros; record 7 gets a fifth and
+        // a sixth (one numeric feature per group slot is already used).
+        let (d, _) = one_hot(100);
+        let p = d.n_features();
+        let mut rows: Vec<f64> = (0..d.n_samples())
+            .flat_map(|i| d.x().row(i).to_vec())
+            .collect();
+        let r = &mut rows[7 * p..8 * p];
+        r[2] = 0.5;
+        r[3] = 0.25;
+        r[5] = -0.5;
+        r[6] = 0.125;
+        let nz = r.iter().filter(|v| **v != 0.0).count();
+        assert!(nz >= 5, "record 7 has {nz} non-zeros");
+        let raw = Dataset::new(
+            DenseDesign::from_row_major(d.n_samples(), p, &rows).unwrap(),
+            d.y().to_vec(),
+        )
+        .unwrap();
+        let bound = RowSupport::AtMost(4);
+        assert!(bound.validate(raw.x()).is_err());
+        let mut projected_x = raw.x().clone();
+        assert_eq!(bound.project(&mut projected_x).unwrap(), 1);
+        let projected = Dataset::new(projected_x, raw.y().to_vec()).unwrap();
+        let solver = params(3).row_support(Some(bound)).build().unwrap();
+        let on_raw = solver.fit_seeded(&raw, 11).unwrap();
+        let on_projected = solver.fit_seeded(&projected, 11).unwrap();
+        let bits =
+            |f: &Fitted| -> Vec<u64> { f.coefficients().iter().map(|v| v.to_bits()).collect() };
+        assert_eq!(bits(&on_raw), bits(&on_projected));
+        assert_eq!(
+            on_raw.privacy().unwrap().ledger,
+            on_projected.privacy().unwrap().ledger
+        );
+        assert_eq!(on_raw.diagnostics.support_projected, Some(1));
+        assert_eq!(on_projected.diagnostics.support_projected, Some(0));
+        // Sparse storage projects the same way.
+        let sparse = Dataset::new(SparseDesign::from_dense(raw.x()), raw.y().to_vec()).unwrap();
+        let on_sparse = solver.fit_seeded(&sparse, 11).unwrap();
+        assert_eq!(on_sparse.diagnostics.support_projected, Some(1));
+        for (u, v) in on_sparse.coefficients().iter().zip(on_raw.coefficients()) {
+            assert!((u - v).abs() <= 1e-12 * (1.0 + u.abs()), "{u} vs {v}");
+        }
+        // Nothing about the projection is in the model (what may be published).
+        let model = serde_json::to_string(&on_raw.model).unwrap();
+        assert!(!model.contains("projected"), "{model}");
+        // Without a bound nothing is counted.
+        let plain = params(3).build().unwrap().fit_seeded(&raw, 11).unwrap();
+        assert_eq!(plain.diagnostics.support_projected, None);
     }
 
     #[test]

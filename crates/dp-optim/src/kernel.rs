@@ -5,7 +5,9 @@
 //! identity. With clipping at `+inf` and no noise a private solver therefore computes
 //! exactly (bit for bit) what its twin computes; the crate's tests check it.
 
-use dp_models::{DenseDesign, Design, Loss, SparseDesign};
+use crate::error::Result;
+use crate::support::RowSupport;
+use dp_models::{ClipValues, DenseDesign, Design, Loss, SparseDesign};
 
 /// Per-sample clipping of a scalar: `sign(v) min(|v|, c)`.
 pub trait Clip: Copy {
@@ -199,6 +201,40 @@ pub trait ColumnKernels: Design {
         let _ = chunks;
         self.step_grad_sum(update, j, loss, z, y, clip)
     }
+
+    /// A copy of this design with every record projected onto the public row-support
+    /// `bound` ([`RowSupport::project`]: the largest-magnitude non-zeros a record may
+    /// have, the others set to 0), and how many records changed; `None` when every
+    /// record already satisfies the bound (nothing to copy). DP-CD calls this before
+    /// anything is charged or drawn.
+    ///
+    /// The default cannot build a projected copy of an arbitrary design: it returns
+    /// `None` when the bound holds and otherwise refuses with the first offending
+    /// record ([`RowSupport::validate`]; for the data holder, not for publication).
+    /// [`DenseDesign`] and [`SparseDesign`] project.
+    ///
+    /// # Privacy
+    /// See [`RowSupport::project`]: a fixed map applied record by record, reading one
+    /// record and the public bound, so neighbours stay neighbours under the same
+    /// relation and DP-CD's claim for data within the bound holds for the raw data.
+    /// The count is computed from the data without privacy (diagnostics only).
+    fn project_support(&self, bound: &RowSupport) -> Result<Option<(Self, usize)>>
+    where
+        Self: Sized,
+    {
+        bound.validate(self).map(|()| None)
+    }
+}
+
+/// [`ColumnKernels::project_support`] for a design that can be copied and have entries
+/// zeroed: validate (no copy when the bound holds), else copy and project.
+fn project_copy<D: ClipValues + Clone>(x: &D, bound: &RowSupport) -> Result<Option<(D, usize)>> {
+    if bound.validate(x).is_ok() {
+        return Ok(None);
+    }
+    let mut copy = x.clone();
+    let count = bound.project(&mut copy)?;
+    Ok(Some((copy, count)))
 }
 
 /// `sum_k clip(phi'(z_{i_k}, y_{i_k}) x_k)` over one sparse column's non-zeros
@@ -233,6 +269,10 @@ fn sparse_grad_sum<L: Loss + ?Sized, C: Clip>(
 }
 
 impl ColumnKernels for SparseDesign {
+    fn project_support(&self, bound: &RowSupport) -> Result<Option<(Self, usize)>> {
+        project_copy(self, bound)
+    }
+
     #[inline]
     fn col_grad_sum<L: Loss + ?Sized, C: Clip>(
         &self,
@@ -267,6 +307,10 @@ impl ColumnKernels for SparseDesign {
 }
 
 impl ColumnKernels for DenseDesign {
+    fn project_support(&self, bound: &RowSupport) -> Result<Option<(Self, usize)>> {
+        project_copy(self, bound)
+    }
+
     #[inline]
     fn col_grad_sum<L: Loss + ?Sized, C: Clip>(
         &self,

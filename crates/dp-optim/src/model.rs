@@ -139,6 +139,12 @@ pub struct Diagnostics {
     /// drawing from OS entropy or a caller's generator. **Secret**: with it, the noise
     /// can be replayed.
     pub seed: Option<u64>,
+    /// DP-CD with a declared row-support bound ([`DpCdParams::row_support`](crate::DpCdParams::row_support)):
+    /// how many records had more non-zeros than the bound allows and were projected
+    /// onto it before the fit ([`RowSupport::project`](crate::RowSupport::project));
+    /// `None` without a bound. Computed from the data without privacy.
+    #[serde(default)]
+    pub support_projected: Option<usize>,
     /// What the user should know about this fit ([`FitWarning`]). Unlike the rest of
     /// this struct, every warning is computed from public inputs and released values
     /// only (post-processing), so showing it costs no privacy.

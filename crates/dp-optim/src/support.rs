@@ -26,9 +26,11 @@
 //! datasets stay neighbouring under the same relation after it and the claim below
 //! holds for the projected data (`cargo xtask fit --max-nonzeros` does this, as
 //! `--feature-bound` clips; how many records were projected is a count from the data,
-//! reported only in the non-private diagnostics). The fit itself checks the bound and
-//! refuses data that break it before anything is charged or drawn (a caller that did
-//! not project); every coordinate is visited at
+//! reported only in the non-private diagnostics). DP-CD's fit applies the same
+//! projection itself, before anything is charged or drawn, when a record breaks the
+//! bound (the count goes to `Diagnostics::support_projected`; a design type without a
+//! projection, see `ColumnKernels::project_support`, is refused instead); every
+//! coordinate is visited at
 //! most `ceil(T / p)` times in `T` steps, which holds for the
 //! [`Cyclic`](crate::CoordinateOrder::Cyclic) and
 //! [`Permutation`](crate::CoordinateOrder::Permutation) orders (each block of `p`

@@ -406,3 +406,62 @@ fn negative_provenance_epsilon_is_refused_where_it_is_created() {
     let g = fit.model.privacy.unwrap().guarantee;
     assert!(g.epsilon >= 0.3 && g.epsilon <= 1.0, "{g:?}");
 }
+
+/// Issue 24, defect 1, at the library level: two neighbouring LIBSVM files (`n = 200`,
+/// one record changed, its largest index 5 on `D` and 40 on `D'`). Loaded as the CLI
+/// loaded them before the fix (`load_libsvm(path, None)`, `p` = the largest index
+/// present), they gave `p` = 5 against 40, 25 against 200 releases, multipliers 24.5
+/// against 69.3 and models of 5 against 40 coefficients (a perfect distinguisher; the
+/// failure is recorded in docs/privacy/audit.md). With the declared public width
+/// (`FeatureCount::Public(40)`) the plan and the model's shape are identical.
+#[test]
+fn neighbouring_libsvm_files_give_the_same_plan_and_model_shape() {
+    use dp_models::io::{load_libsvm, FeatureCount};
+    use dp_models::SparseDesign;
+    let write = |name: &str, last: &str| {
+        let mut text = String::new();
+        for i in 0..199 {
+            let y = if i % 2 == 0 { "+1" } else { "-1" };
+            text.push_str(&format!("{y} 1:0.5 3:-0.25 5:0.75\n"));
+        }
+        text.push_str(last);
+        let path = std::env::temp_dir().join(format!("issue24-{}-{name}.svm", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let (pa, pb) = (write("d", "+1 2:0.5 5:1\n"), write("d2", "+1 2:0.5 40:1\n"));
+    let d = load_libsvm(&pa, FeatureCount::Public(40)).unwrap();
+    let d2 = load_libsvm(&pb, FeatureCount::Public(40)).unwrap();
+    let fit = |data: &Dataset<SparseDesign>| {
+        let p = data.n_features();
+        // A public per-feature bound |x_ij| <= 1 gives M_j = c b_j^2 = 0.25 (logistic).
+        let fitted = DpCdParams::new(Logistic, NoPenalty)
+            .epsilon(1.0)
+            .delta(1e-5)
+            .passes(5)
+            .clip(1.0)
+            .smoothness(Smoothness::Given(Tagged::public(vec![0.25; p])))
+            .build()
+            .unwrap()
+            .fit_seeded(data, 1)
+            .unwrap();
+        let Some(SolverPlan::DpCd(plan)) = fitted.privacy().map(|r| r.plan.clone()) else {
+            panic!("not a DP-CD plan")
+        };
+        (
+            p,
+            plan.releases,
+            plan.noise_multiplier,
+            fitted.coefficients().len(),
+        )
+    };
+    let (a, b) = (fit(&d), fit(&d2));
+    assert_eq!(a, b, "neighbouring files give different plans");
+    assert_eq!(a.0, 40);
+    // An index above the declared width is an error naming it, not a wider model.
+    let e = load_libsvm(&pb, FeatureCount::Public(39))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("40"), "{e}");
+    let _ = (std::fs::remove_file(pa), std::fs::remove_file(pb));
+}

@@ -14,8 +14,15 @@ struct Cli {
 }
 
 fn main() {
-    if let Err(e) = dp_federated::cli::run_party(Cli::parse().args) {
-        eprintln!("dp-federated-party: {e}");
-        std::process::exit(1);
+    match dp_federated::cli::run_party(Cli::parse().args) {
+        Ok(dp_federated::grpc::Served::ExitInjected) => {
+            eprintln!("dp-federated-party: exiting on the injected `exit` fault");
+            std::process::exit(3);
+        }
+        Ok(_) => {}
+        Err(e) => {
+            eprintln!("dp-federated-party: {e}");
+            std::process::exit(1);
+        }
     }
 }
