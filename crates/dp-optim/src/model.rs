@@ -189,8 +189,8 @@ pub enum FitWarning {
     /// Ranges estimated privately before the fit (by a front end's pipeline, e.g.
     /// `dp_erm::Pipeline`) from releases that each had too little epsilon for the rows:
     /// the exponential mechanism's margin `eps n / 4` is below `needed = ln K + 3` for
-    /// `K` candidates, so the ranges are likely wrong by orders of magnitude and the model
-    /// with them. A function of epsilon, `n` and the public grid only.
+    /// `K` candidates, so the ranges may be off by orders of magnitude and the model with
+    /// them. A function of epsilon, `n` and the public grid only.
     UnreliableRanges {
         /// What the ranges bound: "feature" or "target".
         of: String,
@@ -224,7 +224,7 @@ impl std::fmt::Display for FitWarning {
                 needed,
             } => write!(
                 f,
-                "the private {of} ranges are likely wrong by orders of magnitude, and the \
+                "the private {of} ranges may be far off (orders of magnitude), and the \
                  model with them: each release had epsilon {epsilon:.3} on {rows} rows \
                  (eps n / 4 = {margin:.1} < {needed:.1}); declare the {of} bounds, raise \
                  epsilon, or use more rows"
