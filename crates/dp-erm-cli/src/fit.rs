@@ -256,9 +256,22 @@ impl FitArgs {
             _ => None,
         }
     }
-    /// True when the fit goes through the library pipeline (`dp_erm::Pipeline`).
+    /// True when the fit goes through the library pipeline (`dp_erm::Pipeline`) for
+    /// any input (a CSV-only path: other formats get an error naming the flag).
     fn uses_pipeline(&self) -> bool {
         self.feature_bound == Some(BoundArg::Auto) || self.target_bound.is_some()
+    }
+    /// True when a CSV fit goes through the library pipeline: every CSV fit with a
+    /// declared bound, with `--non-private-constants-from-data`, or with a non-private
+    /// algorithm. Left on the direct solver path (not yet in the pipeline):
+    /// `--normalize-rows` and `--max-nonzeros`, and the refusals of a private fit with
+    /// neither a bound nor the non-private opt-in (they name the flags to pass).
+    fn pipeline_takes_csv(&self) -> bool {
+        !self.normalize_rows
+            && self.max_nonzeros.is_none()
+            && (self.feature_bound.is_some()
+                || self.non_private_constants_from_data
+                || matches!(self.algorithm, Algorithm::Cd | Algorithm::Sdca))
     }
 }
 
@@ -405,6 +418,9 @@ pub fn run_fit(args: FitArgs) -> Result<()> {
 #[derive(Debug, Default, Clone)]
 pub struct Report {
     entries: Vec<(String, serde_json::Value)>,
+    /// Fields holding an object whose keys keep the order given (the columns' order),
+    /// by their index in `entries` (`serde_json::Map` sorts its keys).
+    ordered: Vec<(usize, Vec<(String, serde_json::Value)>)>,
     warnings: Vec<String>,
 }
 
@@ -412,6 +428,28 @@ impl Report {
     /// Adds a field (a `null` value is kept in JSON and skipped in text).
     pub fn push(&mut self, key: &str, value: impl Into<serde_json::Value>) {
         self.entries.push((key.to_string(), value.into()));
+    }
+    /// Adds a field holding an object whose keys are printed in the order given (in
+    /// text and JSON), e.g. one entry per feature column in the file's column order.
+    pub fn push_ordered(&mut self, key: &str, pairs: Vec<(String, serde_json::Value)>) {
+        let map: serde_json::Map<String, serde_json::Value> = pairs.iter().cloned().collect();
+        self.ordered.push((self.entries.len(), pairs));
+        self.entries
+            .push((key.to_string(), serde_json::Value::Object(map)));
+    }
+    /// The JSON text of the field at `index`: its ordered object if it has one.
+    fn json_text(&self, index: usize) -> String {
+        match self.ordered.iter().find(|(i, _)| *i == index) {
+            Some((_, pairs)) => format!(
+                "{{{}}}",
+                pairs
+                    .iter()
+                    .map(|(k, v)| format!("{}:{v}", json!(k)))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            None => self.entries[index].1.to_string(),
+        }
     }
     /// Adds a warning line.
     pub fn warn(&mut self, text: impl Into<String>) {
@@ -430,19 +468,26 @@ impl Report {
         let mut parts: Vec<String> = self
             .entries
             .iter()
-            .map(|(k, v)| format!("{}:{v}", json!(k)))
+            .enumerate()
+            .map(|(i, (k, _))| format!("{}:{}", json!(k), self.json_text(i)))
             .collect();
         parts.push(format!("\"warnings\":{}", json!(self.warnings)));
         format!("{{{}}}", parts.join(","))
     }
-    /// Prints the report (text lines or JSON).
+    /// Prints the report (text lines or JSON) on standard output, and every warning as a
+    /// `warning: ...` line on standard error, so that a user who sends the report to a
+    /// file still sees them.
     pub fn print(&self, as_json: bool) {
+        for w in &self.warnings {
+            eprintln!("warning: {w}");
+        }
         if as_json {
             println!("{}", self.to_json());
             return;
         }
-        for (k, v) in &self.entries {
+        for (i, (k, v)) in self.entries.iter().enumerate() {
             match v {
+                serde_json::Value::Object(_) => println!("{k} = {}", self.json_text(i)),
                 serde_json::Value::String(s) => println!("{k} = {s}"),
                 serde_json::Value::Null => {}
                 serde_json::Value::Number(x) if x.is_f64() => {
@@ -486,7 +531,15 @@ fn fit_report(args: &FitArgs) -> Result<Report> {
             "--positive / --negative name classes: use them with --loss logistic or squared-hinge"
         );
     }
-    if args.uses_pipeline() {
+    if args.batch_size.is_some()
+        && !matches!(
+            args.algorithm,
+            Algorithm::DpSgd | Algorithm::DpScd | Algorithm::Sdca
+        )
+    {
+        bail!("--batch-size applies to --algorithm dp-sgd, dp-scd and sdca only");
+    }
+    if args.uses_pipeline() || (format == Format::Csv && args.pipeline_takes_csv()) {
         return pipeline_path::fit_report(args, format);
     }
     let dual = matches!(args.algorithm, Algorithm::DpScd | Algorithm::Sdca);
@@ -1092,11 +1145,12 @@ where
                 .and_then(|n| n.get(j).cloned())
                 .unwrap_or_else(|| format!("feature {}", j + 1))
         };
-        let mut per = serde_json::Map::new();
-        for (j, &k) in cols.iter().enumerate() {
-            per.insert(name(j), json!(k));
-        }
-        out.push("clipped_per_column", serde_json::Value::Object(per));
+        let per = cols
+            .iter()
+            .enumerate()
+            .map(|(j, &k)| (name(j), json!(k)))
+            .collect();
+        out.push_ordered("clipped_per_column", per);
         for (j, &k) in cols.iter().enumerate() {
             if k * 10 > n_all {
                 out.warn(format!(
@@ -1150,22 +1204,28 @@ fn check_dual_args(args: &FitArgs) -> Result<()> {
         || args.lambda.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
     {
         bail!(
-            "--algorithm {name} solves the dual of an L2-penalised problem, which needs              strong convexity: pass --penalty l2 --lambda L with L > 0 (the paper uses 1e-4)"
+            "--algorithm {name} solves the dual of an L2-penalised problem, which needs \
+             strong convexity: pass --penalty l2 --lambda L with L > 0 (the paper uses 1e-4)"
         );
     }
     if !matches!(args.loss, LossArg::Squared | LossArg::Logistic) {
         bail!(
-            "--algorithm {name} supports --loss squared or logistic (the dual coordinate steps              exist for these losses only)"
+            "--algorithm {name} supports --loss squared or logistic (the dual coordinate steps \
+             exist for these losses only)"
         );
     }
     if args.intercept {
         bail!(
-            "--algorithm {name} fits no intercept (the dual needs the same penalty on every              coefficient): drop --intercept, or add a constant column to the data yourself              (it then counts in the row norm and is penalised)"
+            "--algorithm {name} fits no intercept (the dual needs the same penalty on every \
+             coefficient): drop --intercept, or add a constant column to the data yourself \
+             (it then counts in the row norm and is penalised)"
         );
     }
     if args.declared_bound().is_some() || args.non_private_constants_from_data {
         bail!(
-            "--algorithm {name} needs no smoothness constants: drop --feature-bound /              --non-private-constants-from-data (DP-SCD needs rows of L2 norm <= 1 instead:              --normalize-rows)"
+            "--algorithm {name} needs no smoothness constants: drop --feature-bound / \
+             --non-private-constants-from-data (DP-SCD needs rows of L2 norm <= 1 instead: \
+             --normalize-rows)"
         );
     }
     Ok(())
@@ -1206,7 +1266,8 @@ fn fit_dual<D: Design>(args: &FitArgs, data: &Dataset<D>, seed: Option<u64>) -> 
                         e
                     } else {
                         e.context(
-                            "DP-SCD needs every row to have L2 norm at most 1: pass                              --normalize-rows to divide each row by its norm",
+                            "DP-SCD needs every row to have L2 norm at most 1: pass \
+                             --normalize-rows to divide each row by its norm",
                         )
                     }
                 }),

@@ -415,10 +415,9 @@ fn feature_bound_clips_and_says_how_many() {
     let file: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
     assert_eq!(file["feature_bound"], 0.5);
-    assert_eq!(
-        file["model"]["privacy"]["uses_non_private_constants"],
-        false
-    );
+    // Every CSV fit runs the library pipeline: its guarantee says whether any input
+    // (bounds, constants) was computed from the data without privacy.
+    assert_eq!(file["model"]["privacy"]["uses_non_private_inputs"], false);
 }
 
 #[test]
@@ -449,10 +448,10 @@ fn non_private_constants_need_the_flag_and_are_recorded() {
         model.to_str().unwrap(),
     ]));
     assert!(ok, "{out}\n{err}");
-    assert!(out.contains("uses_non_private_constants = true"), "{out}");
+    assert!(out.contains("uses_non_private_inputs = true"), "{out}");
     let file: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
-    assert_eq!(file["model"]["privacy"]["uses_non_private_constants"], true);
+    assert_eq!(file["model"]["privacy"]["uses_non_private_inputs"], true);
     assert!(file["feature_bound"].is_null());
 }
 
@@ -482,6 +481,10 @@ fn regression_reports_mse_and_predict_checks_columns() {
         "--delta",
         "1e-6",
         "--feature-bound",
+        "1",
+        // Regression through the pipeline declares the target's scale too (|y| <= 1
+        // here: y = 0.5 a - 0.25 b with a, b in [-1, 1]).
+        "--target-bound",
         "1",
         "--test-fraction",
         "0.3",

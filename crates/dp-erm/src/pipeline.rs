@@ -241,6 +241,7 @@ pub struct Pipeline {
     clip: Option<f64>,
     batch_size: Option<u64>,
     grid: BoundGrid,
+    feature_names: Option<Vec<String>>,
 }
 
 /// The hyperparameters the fit used, each with whether it was given or chosen.
@@ -394,6 +395,18 @@ impl FitReport {
     pub fn guarantee(&self) -> Option<&PipelineGuarantee> {
         self.model.privacy.as_ref()
     }
+    /// Every warning of the fit, as text for a front end to show: [`Chosen::warnings`]
+    /// (public: the private ranges' reliability, and the text of every typed
+    /// [`FitReport::warnings`]), then the non-private [`Diagnostics::warnings`] (those
+    /// say so in their text).
+    pub fn all_warnings(&self) -> Vec<String> {
+        self.chosen
+            .warnings
+            .iter()
+            .chain(&self.diagnostics.warnings)
+            .cloned()
+            .collect()
+    }
 }
 
 fn share_ok(name: &'static str, s: f64) -> Result<f64> {
@@ -428,6 +441,7 @@ impl Pipeline {
             clip: None,
             batch_size: None,
             grid: BoundGrid::default(),
+            feature_names: None,
         }
     }
     /// The per-sample loss.
@@ -498,6 +512,12 @@ impl Pipeline {
     /// Mini-batch size (DP-SGD default: 64 or all rows; DP-SCD / SDCA default 1).
     pub fn batch_size(mut self, b: u64) -> Self {
         self.batch_size = Some(b);
+        self
+    }
+    /// The feature columns' names, used in the warnings' text only (default
+    /// `feature j`, 0-based). One per feature.
+    pub fn feature_names(mut self, names: Vec<String>) -> Self {
+        self.feature_names = Some(names);
         self
     }
     /// The public grid of the private bounds.
@@ -603,6 +623,9 @@ impl Pipeline {
             return Err(PipelineError::Model(dp_models::ModelError::Empty(format!(
                 "{n_all} rows and {p} features: the pipeline needs at least 2 rows and 1 feature"
             ))));
+        }
+        if let Some(names) = &self.feature_names {
+            check_len("feature names", names.len(), p)?;
         }
         let mut rng = match self.seed {
             Some(s) => ChaCha20Rng::seed_from_u64(s),
@@ -759,8 +782,16 @@ impl Pipeline {
             scaled
         };
         // 4. Fit.
+        // The shave keeps the basic composition `pre + fit` at most the target despite
+        // rounding; without private bounds there is no sum to round, and the fit gets
+        // the target itself (so a declared-bounds fit reports the delta asked for).
+        let shave = if pre_eps == 0.0 && pre_delta == 0.0 {
+            1.0
+        } else {
+            1.0 - 4.0 * f64::EPSILON
+        };
         let fit_eps = if private {
-            let rest = (epsilon - pre_eps) * (1.0 - 4.0 * f64::EPSILON);
+            let rest = (epsilon - pre_eps) * shave;
             if rest.is_nan() || rest <= 0.0 {
                 return Err(invalid(
                     "bound shares",
@@ -773,7 +804,7 @@ impl Pipeline {
             f64::NAN
         };
         let fit_delta = if private {
-            (delta - pre_delta) * (1.0 - 4.0 * f64::EPSILON)
+            (delta - pre_delta) * shave
         } else {
             f64::NAN
         };
@@ -787,6 +818,7 @@ impl Pipeline {
             self.run_solver(loss, penalty, &fit_data, fit_eps, fit_delta, &mut rng)?;
         fit_warnings.extend(fitted.diagnostics.warnings.iter().cloned());
         let mut chosen = chosen;
+        // The solver's own warnings (e.g. `SmoothnessFloored`) travel with the rules'.
         chosen.loss = loss_kind;
         chosen.intercept = intercept;
         chosen.intercept_note = if intercept {
@@ -919,23 +951,31 @@ impl Pipeline {
         }
 
         // Non-private diagnostics.
+        let name = |j: usize| match &self.feature_names {
+            Some(names) => format!("column {:?}", names[j]),
+            None => format!("feature {j}"),
+        };
         let mut warnings = Vec::new();
         for (j, &k) in clipped_per_column.iter().enumerate() {
             if k * 10 > n {
                 warnings.push(format!(
-                    "feature {j}: {k} of {n} training values ({:.0} %) clipped to [{}, {}] \
-                     (diagnostic, not private)",
+                    "{}: {k} of {n} training values ({:.0} %) were outside [{}, {}] and \
+                     clipped; the range may be too narrow for this column (a count from \
+                     the data, not private: do not publish)",
+                    name(j),
                     100.0 * k as f64 / n as f64,
                     feature_ranges[j].0,
                     feature_ranges[j].1
                 ));
             }
         }
-        if let Some(k) = target_clipped {
+        if let (Some(k), Some(((lo, hi), _))) = (target_clipped, target) {
             if k * 10 > n {
                 warnings.push(format!(
-                    "target: {k} of {n} training values clipped to {:?} (diagnostic, not private)",
-                    target.map(|t| t.0)
+                    "target: {k} of {n} training values ({:.0} %) were outside [{lo}, {hi}] \
+                     and clipped; predictions stay inside that range (a count from the \
+                     data, not private: do not publish)",
+                    100.0 * k as f64 / n as f64,
                 ));
             }
         }
@@ -987,7 +1027,7 @@ impl Pipeline {
         };
         chosen.clip = Some(self.clip.unwrap_or(rule_clip));
         chosen.note = format!(
-            "no-tuning rules of dp_optim::auto::{name} from epsilon, delta, the loss, the \
+            "no-tuning rules of dp_optim::auto ({name}) from epsilon, delta, the loss, the \
              scaled bound, n and p (rule values: passes {}, step scale {}, clip {}{}); \
              constants from the scaled bound (public)",
             rules.passes,
@@ -1122,6 +1162,14 @@ impl Pipeline {
                 let bounds = PublicBounds::uniform(q, 1.0);
                 let rules = dp_gcd_defaults(&loss, eps, delta, &bounds, n, q)?;
                 self.take_rules(&mut chosen, &mut warnings, "dp_gcd_defaults", &rules, q);
+                // GS-L for a smooth objective, GS-r (which handles every separable
+                // penalty) with a penalty.
+                let (rule, rule_name) = if self.penalty == PenaltyKind::None {
+                    (SelectionRule::GsL, "GS-L")
+                } else {
+                    (SelectionRule::GsR, "GS-r")
+                };
+                chosen.note = format!("{}; selection rule {rule_name}, zCDP variant", chosen.note);
                 let s = DpGcdParams::new(loss, penalty)
                     .epsilon(eps)
                     .delta(delta)
@@ -1129,11 +1177,7 @@ impl Pipeline {
                     .step_scale(chosen.step_scale.unwrap_or(1.0))
                     .clip(chosen.clip.unwrap_or(1.0))
                     .variant(Variant::Zcdp)
-                    .rule(if self.penalty == PenaltyKind::None {
-                        SelectionRule::GsL
-                    } else {
-                        SelectionRule::GsR
-                    })
+                    .rule(rule)
                     .smoothness(Smoothness::Given(Tagged::public(vec![c; q])))
                     .build()?;
                 s.fit_with_rng(data, rng)?

@@ -210,11 +210,16 @@ impl std::fmt::Display for FitWarning {
         match self {
             FitWarning::SmoothnessFloored { floored, of } => write!(
                 f,
-                "{floored} of {of} private smoothness estimates M_j were indistinguishable from 0 under their noise and were raised to the noise level (their steps are as long as the noise justifies; those coordinates may move little)"
+                "{floored} of {of} private smoothness estimates M_j were indistinguishable \
+                 from 0 under their noise and were raised to the noise level (their steps \
+                 are as long as the noise justifies; those coordinates may move little)"
             ),
             FitWarning::BudgetTooSmall { wanted, used } => write!(
                 f,
-                "the privacy budget is too small for this data: the no-tuning rule wanted {wanted:.2} passes and the fit runs the minimum {used}; the noise dominates and the model may be no better than a constant prediction (raise epsilon, use more rows or fewer features)"
+                "the privacy budget is too small for this data: the no-tuning rule wanted \
+                 {wanted:.2} passes and the fit runs the minimum {used}; the noise \
+                 dominates and the model may be no better than a constant prediction \
+                 (raise epsilon, use more rows or fewer features)"
             ),
             FitWarning::UnreliableRanges {
                 of,
@@ -234,7 +239,9 @@ impl std::fmt::Display for FitWarning {
                 largest_swing,
             } => write!(
                 f,
-                "the model predicts one class for every row within the declared bounds (|intercept| = {:.4} > {:.4}, the largest |x^T w| there): a constant classifier",
+                "the model predicts one class for every row within the declared bounds \
+                 (|intercept| = {:.4} > {:.4}, the largest |x^T w| there): a constant \
+                 classifier",
                 intercept.abs(),
                 largest_swing
             ),
