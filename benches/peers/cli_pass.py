@@ -130,6 +130,9 @@ def main():
     dp_cd_args = ["--data", path, "--target", "y", "--loss", "squared", "--penalty", "l1",
                   "--lambda", str(LAM), "--algorithm", "dp-cd", "--epsilon", "1", "--delta",
                   str(1.0 / N ** 2), "--feature-bound", "5", "--step", "1", "--clip", "1",
+                  # A private regression declares its targets' scale too (public here:
+                  # y = Xw + noise with 10 N(0, 1) weights has sd about 3.2).
+                  "--target-bound", "20",
                   "--seed", "1", "--no-intercept", "--model-out", model]
     n_elec = sum(1 for _ in open(ELECTRICITY)) - 1
     elec_args = ["--data", ELECTRICITY, "--target", "class", "--positive", "UP",
