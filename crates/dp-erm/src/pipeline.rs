@@ -50,11 +50,14 @@ use dp_models::constants::Tagged;
 use dp_models::metrics::{accuracy, log_loss, mean_squared_error};
 use dp_models::split::train_test_split;
 use dp_models::{Dataset, DenseDesign, Design, Loss, L2};
-use dp_optim::auto::{constant_prediction, PublicBounds};
-use dp_optim::dp_gcd::{DpGcdParams, SelectionRule};
+use dp_optim::auto::{
+    constant_prediction, dp_gcd_defaults, dp_scd_defaults, dp_sgd_defaults, AlgorithmDefaults,
+    PublicBounds,
+};
+use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
 use dp_optim::{
     with_intercept_column, Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams, FitWarning,
-    Fitted, Guarantee, LinearModel, SdcaParams, Smoothness, Solver,
+    Fitted, GlobalSmoothness, Guarantee, LinearModel, SdcaParams, Smoothness, Solver,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -997,6 +1000,45 @@ impl Pipeline {
         })
     }
 
+    /// Takes the no-tuning rules of `dp_optim::auto` for DP-GCD, DP-SGD or DP-SCD (from
+    /// public inputs only: the fit's epsilon and delta, the loss, the scaled bound, `n`
+    /// and `p`) for every hyperparameter the caller did not give, and their warnings when
+    /// the passes are the rule's. For regression the rule's clip `G0 R` is divided by
+    /// `sqrt(p)` as for DP-CD (the centred, scaled rows sit mostly near 0).
+    fn take_rules(
+        &self,
+        chosen: &mut Chosen,
+        warnings: &mut Vec<FitWarning>,
+        name: &str,
+        rules: &AlgorithmDefaults,
+        q: usize,
+    ) {
+        chosen.passes = self.passes.unwrap_or(rules.passes);
+        if self.passes.is_none() {
+            warnings.extend(rules.warnings.iter().cloned());
+        }
+        chosen.step_scale = rules.step_scale.map(|s| self.step_scale.unwrap_or(s));
+        let rule_clip = if self.task == Task::Regression && rules.step_scale.is_some() {
+            rules.clip / (q as f64).sqrt()
+        } else {
+            rules.clip
+        };
+        chosen.clip = Some(self.clip.unwrap_or(rule_clip));
+        chosen.note = format!(
+            "no-tuning rules of dp_optim::auto ({name}) from epsilon, delta, the loss, the \
+             scaled bound, n and p (rule values: passes {}, step scale {}, clip {}{}); \
+             constants from the scaled bound (public)",
+            rules.passes,
+            rules
+                .step_scale
+                .map_or("none".to_string(), |s| s.to_string()),
+            rules.clip,
+            rules
+                .batch_size
+                .map_or(String::new(), |b| format!(", batch size {b}")),
+        );
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn run_solver(
         &self,
@@ -1052,21 +1094,6 @@ impl Pipeline {
                     loss.name()
                 ))
             })
-        };
-        // Regression on centred, scaled targets: the rules' clip C = G0 R assumes a
-        // residual of 1 and a row of norm R = sqrt(q) at w = 0; see DP-CD below.
-        let regression = self.task == Task::Regression;
-        let regression_clip = |clip: f64| {
-            if regression {
-                clip / (q as f64).sqrt()
-            } else {
-                clip
-            }
-        };
-        let regression_note = if regression {
-            "; regression: clip divided by sqrt(p), as for DP-CD"
-        } else {
-            ""
         };
         let mut warnings = Vec::new();
         let fitted = match self.algorithm {
@@ -1130,20 +1157,9 @@ impl Pipeline {
             }
             Algorithm::DpGcd => {
                 let c = need_c()?;
-                // The library's no-tuning rules (`dp_optim::auto::dp_gcd_defaults`) on
-                // the scaled data (every entry in [-1, 1], the intercept column 1): the
-                // iterations, step and clip; the M_j are the public c of the scaled
-                // bound 1, as for DP-CD above (no budget spent on them).
                 let bounds = PublicBounds::uniform(q, 1.0);
-                let (params, rules) =
-                    DpGcdParams::defaults_for(loss, penalty, eps, delta, &bounds, n, q)?;
-                chosen.passes = self.passes.unwrap_or(rules.passes);
-                chosen.step_scale =
-                    Some(self.step_scale.unwrap_or(rules.step_scale.unwrap_or(1.0)));
-                chosen.clip = Some(self.clip.unwrap_or(regression_clip(rules.clip)));
-                if self.passes.is_none() {
-                    warnings.extend(rules.warnings.iter().cloned());
-                }
+                let rules = dp_gcd_defaults(&loss, eps, delta, &bounds, n, q)?;
+                self.take_rules(&mut chosen, &mut warnings, "dp_gcd_defaults", &rules, q);
                 // GS-L for a smooth objective, GS-r (which handles every separable
                 // penalty) with a penalty.
                 let (rule, rule_name) = if self.penalty == PenaltyKind::None {
@@ -1151,34 +1167,24 @@ impl Pipeline {
                 } else {
                     (SelectionRule::GsR, "GS-r")
                 };
-                chosen.note = format!(
-                    "no-tuning rules of dp_optim::auto (dp_gcd_defaults) from epsilon, \
-                     delta, the loss, the scaled bound 1, n and p (rule values: {} greedy \
-                     iterations, step scale {}, clip {}{}); selection rule {rule_name}, zCDP \
-                     variant; M_j = c from the scaled bound 1 (public)",
-                    rules.passes,
-                    rules.step_scale.unwrap_or(1.0),
-                    rules.clip,
-                    regression_note,
-                );
-                let s = params
+                chosen.note = format!("{}; selection rule {rule_name}, zCDP variant", chosen.note);
+                let s = DpGcdParams::new(loss, penalty)
+                    .epsilon(eps)
+                    .delta(delta)
                     .passes(chosen.passes)
                     .step_scale(chosen.step_scale.unwrap_or(1.0))
                     .clip(chosen.clip.unwrap_or(1.0))
+                    .variant(Variant::Zcdp)
                     .rule(rule)
                     .smoothness(Smoothness::Given(Tagged::public(vec![c; q])))
                     .build()?;
                 s.fit_with_rng(data, rng)?
             }
             Algorithm::DpSgd => {
-                need_c()?;
-                // The library's no-tuning rules (`dp_optim::auto::dp_sgd_defaults`) on
-                // the scaled data: batches of round(sqrt(n)) rows, the public
-                // beta = c q (every scaled entry in [-1, 1], so ||x_i||^2 <= q), step
-                // 1 / beta, the clip and passes of the DP-CD balance.
+                let c = need_c()?;
                 let bounds = PublicBounds::uniform(q, 1.0);
-                let (params, rules) =
-                    DpSgdParams::defaults_for(loss, penalty, eps, delta, &bounds, n, q)?;
+                let rules = dp_sgd_defaults(&loss, eps, delta, &bounds, n, q)?;
+                self.take_rules(&mut chosen, &mut warnings, "dp_sgd_defaults", &rules, q);
                 let b = match self.batch_size {
                     None => rules.batch_size.unwrap_or(1),
                     Some(b) if b == 0 || b > n as u64 => {
@@ -1191,30 +1197,15 @@ impl Pipeline {
                     Some(b) => b,
                 };
                 chosen.batch_size = Some(b);
-                chosen.passes = self.passes.unwrap_or(rules.passes);
-                chosen.step_scale =
-                    Some(self.step_scale.unwrap_or(rules.step_scale.unwrap_or(1.0)));
-                chosen.clip = Some(self.clip.unwrap_or(regression_clip(rules.clip)));
-                if self.passes.is_none() {
-                    warnings.extend(rules.warnings.iter().cloned());
-                }
-                chosen.note = format!(
-                    "no-tuning rules of dp_optim::auto (dp_sgd_defaults) from epsilon, \
-                     delta, the loss, the scaled bound 1, n and p (rule values: passes {}, \
-                     step scale {}, clip {}, batch size {}{}); beta = c p = {} from the \
-                     scaled bound 1 (public)",
-                    rules.passes,
-                    rules.step_scale.unwrap_or(1.0),
-                    rules.clip,
-                    rules.batch_size.unwrap_or(1),
-                    regression_note,
-                    rules.beta.unwrap_or(f64::NAN),
-                );
-                let s = params
+                // beta <= c max_i ||x_i||^2 <= c q (every scaled entry in [-1, 1]).
+                let s = DpSgdParams::new(loss, penalty)
+                    .epsilon(eps)
+                    .delta(delta)
                     .passes(chosen.passes)
                     .step_scale(chosen.step_scale.unwrap_or(1.0))
                     .clip(chosen.clip.unwrap_or(1.0))
                     .batch_size(b)
+                    .smoothness(GlobalSmoothness::Given(Tagged::public(c * q as f64)))
                     .build()?;
                 s.fit_with_rng(data, rng)?
             }
@@ -1230,36 +1221,16 @@ impl Pipeline {
                     }
                 };
                 let dual = AnyDualLoss::from_kind(loss.kind())?;
-                // DP-SCD: the library's no-tuning rules (`dp_optim::auto::dp_scd_defaults`)
-                // on the scaled rows (entries in [-1/sqrt(p), 1/sqrt(p)], norm <= 1):
-                // batches of round(sqrt(n)) rows, clip 1, the passes of the DP-CD
-                // balance. SDCA (non-private) keeps the library defaults (10 passes,
-                // batch 1).
-                let rules = if self.algorithm == Algorithm::DpScd {
-                    let bounds = PublicBounds::uniform(q, 1.0 / (q as f64).sqrt());
-                    let r = dp_optim::auto::dp_scd_defaults(&loss, eps, delta, &bounds, n, q)?;
-                    chosen.passes = self.passes.unwrap_or(r.passes);
-                    chosen.clip = Some(self.clip.unwrap_or(r.clip));
-                    if self.passes.is_none() {
-                        warnings.extend(r.warnings.iter().cloned());
-                    }
-                    chosen.note = format!(
-                        "no-tuning rules of dp_optim::auto (dp_scd_defaults) from epsilon, \
-                         delta, the loss, the scaled rows of norm <= 1, n and p (rule values: \
-                         passes {}, clip {}, batch size {})",
-                        r.passes,
-                        r.clip,
-                        r.batch_size.unwrap_or(1)
-                    );
-                    Some(r)
+                let b = if self.algorithm == Algorithm::DpScd {
+                    // Rows of norm <= 1 (each scaled entry divided by sqrt(p)).
+                    let p = (q as f64).sqrt();
+                    let bounds = PublicBounds::uniform(q, 1.0 / p).with_row_norm(1.0);
+                    let rules = dp_scd_defaults(&loss, eps, delta, &bounds, n, q)?;
+                    self.take_rules(&mut chosen, &mut warnings, "dp_scd_defaults", &rules, q);
+                    self.batch_size.or(rules.batch_size).unwrap_or(1)
                 } else {
-                    chosen.note = "library defaults (passes 10, batch size 1)".into();
-                    None
+                    self.batch_size.unwrap_or(1)
                 };
-                let b = self
-                    .batch_size
-                    .or(rules.and_then(|r| r.batch_size))
-                    .unwrap_or(1);
                 if b == 0 || b > n as u64 {
                     return Err(invalid(
                         "batch size",
