@@ -108,6 +108,9 @@ fn negative_numbers_reach_the_validation() {
             "1e-6",
             "--feature-bound",
             "1",
+            // Regression declares the target's scale (y = x0 - 2 x1: |y| <= 3).
+            "--target-bound",
+            "3",
             "--model-out",
             model.to_str().unwrap(),
         ];
@@ -182,6 +185,8 @@ fn extreme_floats_print_in_scientific_notation() {
         "--delta",
         "1e-12",
         "--feature-bound",
+        "1e20",
+        "--target-bound",
         "1e20",
         "--test-fraction",
         "0.25",

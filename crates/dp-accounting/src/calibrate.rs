@@ -1,6 +1,7 @@
 //! Plans, their epsilon, and noise calibration.
 //!
-//! A [`Plan`] is `steps` adaptive releases of one mechanism (the plain Gaussian, or the
+//! A [`Plan`] is a family of [`Release`]s with the noise multiplier left free:
+//! `steps` adaptive releases of one mechanism (the plain Gaussian, or the
 //! Poisson-subsampled Gaussian) at a common noise multiplier, accounted by one
 //! [`Accountant`]. [`epsilon`] gives an upper bound on its epsilon at a delta (rounded
 //! up); [`calibrate_sigma`] finds the smallest noise multiplier meeting a target.
@@ -33,35 +34,13 @@
 //! epsilon is <= the target.
 
 use crate::error::{AccountingError, Result};
-use crate::gdp::gdp_epsilon;
 use crate::ledger::Ledger;
-use crate::num::round_up;
 use crate::params::{Delta, Epsilon, NoiseMultiplier, SamplingRate};
 pub use crate::rdp::RdpConversion;
-use crate::rdp::{epsilon_from_curve, OrderGrid, RdpEpsilon};
-use crate::zcdp::linear_curve_epsilon;
+use crate::release::{check_steps, Release};
 use serde::{Deserialize, Serialize};
 
-/// How a plan's privacy is accounted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Accountant {
-    /// Renyi DP over the fine order grid with continuous refinement.
-    Rdp(RdpConversion),
-    /// zCDP (plain Gaussian only), best of the Bun-Steinke and CKS20 conversions.
-    Zcdp,
-    /// Gaussian DP + analytic Gaussian conversion (plain Gaussian only; exact).
-    Gdp,
-    /// Privacy loss distribution accountant (module `pld`).
-    Pld,
-    /// The moments accountant (Abadi et al. 2016) as DP-SCD configures it: RDP at
-    /// integer orders 2..=129 (moment orders 1..=128), Mironov conversion.
-    MomentsAccountant,
-    /// Composition theorems for pure-DP releases only (Laplace, report-noisy-max, the
-    /// exponential mechanism): see [`crate::composition`]. A ledger's pure charges are
-    /// grouped by their epsilon; the largest group is composed by the method, the
-    /// others are added by basic composition. Plans of Gaussian releases are refused.
-    Composition(crate::composition::CompositionMethod),
-}
+pub use crate::release::{Accountant, PlanEpsilon};
 
 /// The mechanism a plan repeats.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -84,8 +63,11 @@ pub enum PlanMechanism {
     },
 }
 
-/// `steps` adaptive releases of `mechanism` at one noise multiplier, accounted by
-/// `accountant`.
+/// A family of releases, parameterised by its noise multiplier, and the accountant that
+/// evaluates it: `steps` adaptive releases of `mechanism` at one multiplier. What a
+/// calibration searches over; [`Plan::charge`] gives its member at a multiplier, the
+/// [`Release`] that is charged, evaluated and sampled (the only conversion: a release
+/// is never turned back into a plan).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     /// The mechanism repeated at every step.
@@ -109,125 +91,24 @@ pub struct Calibration {
     pub order: Option<f64>,
 }
 
-/// An epsilon with the order that attains it (for RDP-based accountants).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PlanEpsilon {
-    /// Upper bound on epsilon, rounded up.
-    pub epsilon: f64,
-    /// The optimal Renyi order, when the accountant is RDP-based.
-    pub order: Option<f64>,
-}
-
-fn check_steps(steps: u64) -> Result<u64> {
-    if steps == 0 {
-        Err(AccountingError::InvalidCount {
-            name: "number of steps",
-            value: 0,
-            expected: "must be at least 1",
-        })
-    } else {
-        Ok(steps)
-    }
-}
-
 /// Upper bound on the epsilon of `plan` at noise multiplier `sigma` and `delta`, rounded
 /// up. See [`epsilon_detail`] for the attaining order.
 pub fn epsilon(plan: &Plan, sigma: NoiseMultiplier, delta: Delta) -> Result<f64> {
     epsilon_detail(plan, sigma, delta).map(|e| e.epsilon)
 }
 
-/// Like [`epsilon`], also reporting the optimal Renyi order for RDP-based accountants.
+/// Like [`epsilon`], also reporting the optimal Renyi order for RDP-based accountants:
+/// the release of `plan` at `sigma`, evaluated by its own privacy map
+/// ([`Release::epsilon_detail`]).
 pub fn epsilon_detail(plan: &Plan, sigma: NoiseMultiplier, delta: Delta) -> Result<PlanEpsilon> {
-    let steps = check_steps(plan.steps)? as f64;
-    let z = sigma.get();
-    let log_delta = delta.get().ln();
-    let rdp_result = |r: RdpEpsilon| PlanEpsilon {
-        epsilon: round_up(r.epsilon),
-        order: Some(r.order),
-    };
-    match (plan.accountant, plan.mechanism) {
-        (Accountant::Rdp(conv), PlanMechanism::Gaussian) => {
-            let rho = steps / (2.0 * z * z);
-            Ok(rdp_result(linear_curve_epsilon(rho, log_delta, conv)))
-        }
-        (Accountant::MomentsAccountant, PlanMechanism::Gaussian) => {
-            let rho = steps / (2.0 * z * z);
-            let r = epsilon_from_curve(|a| rho * a, delta, RdpConversion::Mironov, &OrderGrid::moments_accountant())?;
-            Ok(rdp_result(r))
-        }
-        (Accountant::Rdp(conv), PlanMechanism::SubsampledGaussian { sampling_rate }) => {
-            let q = sampling_rate.get();
-            let r = epsilon_from_curve(
-                |a| steps * crate::subsampled::rdp_unchecked(q, z, a),
-                delta,
-                conv,
-                &OrderGrid::fine().with_integer_above(crate::subsampled::MAX_FRACTIONAL_ORDER),
-            )?;
-            Ok(rdp_result(r))
-        }
-        (Accountant::MomentsAccountant, PlanMechanism::SubsampledGaussian { sampling_rate }) => {
-            let q = sampling_rate.get();
-            let r = epsilon_from_curve(
-                |a| steps * crate::subsampled::rdp_unchecked(q, z, a),
-                delta,
-                RdpConversion::Mironov,
-                &OrderGrid::moments_accountant(),
-            )?;
-            Ok(rdp_result(r))
-        }
-        (Accountant::Zcdp, PlanMechanism::Gaussian) => {
-            let rho = steps / (2.0 * z * z);
-            let r = linear_curve_epsilon(rho, log_delta, RdpConversion::Improved);
-            let bs = rho + 2.0 * (-rho * log_delta).sqrt();
-            Ok(PlanEpsilon { epsilon: round_up(r.epsilon.min(bs)), order: None })
-        }
-        (Accountant::Gdp, PlanMechanism::Gaussian) => {
-            let mu = steps.sqrt() / z;
-            Ok(PlanEpsilon { epsilon: gdp_epsilon(mu, delta)?, order: None })
-        }
-        (Accountant::Zcdp | Accountant::Gdp, PlanMechanism::SubsampledGaussian { .. }) => {
-            Err(AccountingError::Unreachable(
-                "the Zcdp and Gdp accountants do not bound the subsampled Gaussian; use Rdp (or Pld)".into(),
-            ))
-        }
-        (Accountant::Rdp(conv), PlanMechanism::SampledWithoutReplacementGaussian { sampling_rate }) => {
-            let curve = crate::sampled_wor::SampledWorCurve::new(sampling_rate.get(), z);
-            let r = epsilon_from_curve(
-                |a| steps * curve.rdp(a),
-                delta,
-                conv,
-                &OrderGrid::fine(),
-            )?;
-            Ok(rdp_result(r))
-        }
-        (Accountant::MomentsAccountant, PlanMechanism::SampledWithoutReplacementGaussian { sampling_rate }) => {
-            let curve = crate::sampled_wor::SampledWorCurve::new(sampling_rate.get(), z);
-            let r = epsilon_from_curve(
-                |a| steps * curve.rdp(a),
-                delta,
-                RdpConversion::Mironov,
-                &OrderGrid::moments_accountant(),
-            )?;
-            Ok(rdp_result(r))
-        }
-        (Accountant::Zcdp | Accountant::Gdp | Accountant::Pld, PlanMechanism::SampledWithoutReplacementGaussian { .. }) => {
-            Err(AccountingError::Unreachable(
-                "only the Rdp and MomentsAccountant accountants bound the Gaussian on batches sampled without replacement".into(),
-            ))
-        }
-        (Accountant::Pld, _) => pld_epsilon_detail(plan, sigma, delta).map(|(e, _)| e),
-        (Accountant::Composition(_), _) => Err(AccountingError::Unreachable(
-            "the Composition accountant bounds pure-DP releases only; a Gaussian plan \
-             needs Rdp, Zcdp, Gdp, Pld or MomentsAccountant"
-                .into(),
-        )),
-    }
+    plan.charge(sigma).epsilon_detail(plan.accountant, delta)
 }
 
 impl Plan {
-    /// The ledger charge of this plan's `steps` releases at noise multiplier `sigma`.
-    pub fn charge(&self, sigma: NoiseMultiplier) -> crate::ledger::Charge {
-        use crate::ledger::Charge;
+    /// The release of this plan's `steps` uses at noise multiplier `sigma`: what the
+    /// ledger charges, what the calibration evaluates and what builds the sampler.
+    pub fn charge(&self, sigma: NoiseMultiplier) -> Release {
+        use Release as Charge;
         let noise_multiplier = sigma.get();
         let count = self.steps;
         match self.mechanism {
@@ -251,62 +132,70 @@ impl Plan {
     }
 }
 
-/// The PLD accountant's answer for `plan` (whose accountant is ignored: PLD is used),
-/// with the PLD interval it was derived from (`None` when the PLD evaluation failed
-/// numerically): the smaller of two valid upper bounds, the PLD interval's upper end and
-/// the RDP bound with the improved conversion.
-///
-/// # Privacy
-/// Both are upper bounds on the same plan's epsilon at `delta`, so their minimum is one.
-/// The PLD upper bound loosens over very long compositions (its per-step discretisation
-/// allowance adds up: 16.7 % above exact at q = 1 and 5.6e5 steps); the RDP bound then
-/// wins. The returned `order` is `Some` exactly when the RDP bound was the smaller, so a
-/// caller can say which bound it reports.
-///
-/// Errors for batches sampled without replacement, which PLD does not bound here.
+/// The PLD accountant's answer for `plan` at `sigma` (whose accountant is ignored: PLD
+/// is used): [`Release::pld_epsilon_detail`] of the plan's release.
 pub fn pld_epsilon_detail(
     plan: &Plan,
     sigma: NoiseMultiplier,
     delta: Delta,
 ) -> Result<(PlanEpsilon, Option<crate::pld::PldBound>)> {
-    let z = sigma.get();
-    let m = match plan.mechanism {
-        PlanMechanism::Gaussian => crate::pld::PldMechanism::Gaussian {
-            noise_multiplier: z,
+    check_steps(plan.steps)?;
+    plan.charge(sigma).pld_epsilon_detail(delta)
+}
+
+/// The noise multiplier `z1` of **one** Gaussian release that spends the whole target
+/// `(epsilon, delta)` alone under GDP (exact for the Gaussian): the calibration of a
+/// one-step plan. A share `f` of a budget measured in GDP (`mu^2` adds) is then the
+/// multiplier `z1 / sqrt(f)`; `k` releases sharing it, `z1 sqrt(k / f)`. Used by every
+/// release that takes a GDP share of the target before the rest is calibrated (DP-CD's
+/// adaptive clipping, the Gaussian estimate of the smoothness constants).
+pub fn single_release_multiplier(epsilon: Epsilon, delta: Delta) -> Result<f64> {
+    calibrate_sigma(
+        &Plan {
+            mechanism: PlanMechanism::Gaussian,
+            steps: 1,
+            accountant: Accountant::Gdp,
         },
-        PlanMechanism::SubsampledGaussian { sampling_rate } => {
-            crate::pld::PldMechanism::SubsampledGaussian {
-                sampling_rate: sampling_rate.get(),
-                noise_multiplier: z,
-            }
+        epsilon,
+        delta,
+    )
+    .map(|c| c.noise_multiplier)
+}
+
+/// Fits a closed-form calibration to the ledger that reports the guarantee: while the
+/// guarantee (under `accountant`, at `delta`) of `ledger_of(value)` is above `target`,
+/// `value` is replaced by `shrink(value, 1 - 1e-12)`, at most 64 times.
+///
+/// Closed forms (a per-step epsilon from a composition theorem inverted, a zCDP split)
+/// invert the same composition the ledger computes, so this only absorbs the
+/// floating-point rounding of the ledger's recomputation. `shrink` must make the
+/// releases more private (a smaller per-step epsilon or rho). Errors with
+/// `Unreachable` if 64 shrinks do not meet the target (a closed form that does not
+/// match its ledger).
+///
+/// # Privacy
+/// The returned value is one whose ledger was evaluated and found within the target:
+/// the guarantee a fit reports from that ledger never exceeds the target.
+pub fn shrink_to_target<T>(
+    mut value: T,
+    ledger_of: impl Fn(&T) -> Result<Ledger>,
+    shrink: impl Fn(T, f64) -> T,
+    target: Epsilon,
+    delta: Delta,
+    accountant: Accountant,
+) -> Result<T> {
+    for _ in 0..64 {
+        if ledger_of(&value)?.guarantee(delta, accountant)? <= target.get() {
+            return Ok(value);
         }
-        PlanMechanism::SampledWithoutReplacementGaussian { .. } => {
-            return Err(AccountingError::Unreachable(
-                "the PLD accountant does not bound the Gaussian on batches sampled without \
-                 replacement; use Rdp"
-                    .into(),
-            ))
-        }
-    };
-    let rdp_plan = Plan {
-        accountant: Accountant::Rdp(RdpConversion::Improved),
-        ..*plan
-    };
-    let rdp = epsilon_detail(&rdp_plan, sigma, delta)?;
-    match crate::pld::epsilon_upper(&m, plan.steps, delta.get()) {
-        Ok(b) if round_up(b.upper) < rdp.epsilon => Ok((
-            PlanEpsilon {
-                epsilon: round_up(b.upper),
-                order: None,
-            },
-            Some(b),
-        )),
-        Ok(b) => Ok((rdp, Some(b))),
-        // A PLD failure (e.g. a grid that cannot hold the distribution) leaves the
-        // valid RDP bound.
-        Err(AccountingError::Numerical(_)) => Ok((rdp, None)),
-        Err(e) => Err(e),
+        value = shrink(value, 1.0 - 1e-12);
     }
+    Err(AccountingError::Unreachable(format!(
+        "internal: a closed-form calibration stays above its ledger's target epsilon = {} \
+         at delta = {} after 64 shrinks",
+        target.get(),
+        delta.get()
+    )))
 }
 
 /// Smallest noise multiplier for which `plan` is `(target_epsilon, delta)`-DP under its

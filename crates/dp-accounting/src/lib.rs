@@ -12,6 +12,7 @@ pub mod num;
 pub mod params;
 pub mod pld;
 pub mod rdp;
+pub mod release;
 pub mod sampled_wor;
 pub mod selection;
 pub mod subsampled;

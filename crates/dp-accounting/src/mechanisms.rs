@@ -87,6 +87,20 @@ impl Gaussian {
         Gaussian::new(multiplier.get() * sensitivity.get())
     }
 
+    /// The same mechanism for the query multiplied by a public `factor > 0`: its
+    /// sensitivity, and so the standard deviation at the same noise multiplier, scale by
+    /// `factor` (the privacy claim is unchanged).
+    pub fn scaled(self, factor: f64) -> Result<Gaussian> {
+        Gaussian::new(self.std_dev * factor)
+    }
+
+    /// The same mechanism for the query divided by a public normaliser `by > 0` (a sum
+    /// normalised by a public count): standard deviation `std_dev / by` (the privacy
+    /// claim is unchanged).
+    pub fn normalised(self, by: f64) -> Result<Gaussian> {
+        Gaussian::new(self.std_dev / by)
+    }
+
     /// Standard deviation of the noise.
     pub fn std_dev(&self) -> f64 {
         self.std_dev
@@ -204,6 +218,17 @@ impl ReportNoisyMax {
         self.scale
     }
 
+    /// One draw of the noise added to one score: Laplace(0, b) or Gumbel(0, b). For a
+    /// caller that computes the argmax itself (e.g. over blocks of scores in parallel,
+    /// each block with its own stream): the release is the index of the largest noisy
+    /// score, exactly as [`ReportNoisyMax::select`] computes it, and nothing else.
+    pub fn noise_draw<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        match self.noise {
+            RnmNoise::Laplace => Laplace { scale: self.scale }.sample(rng),
+            RnmNoise::Gumbel => -self.scale * (-open_unit(rng).ln()).ln(),
+        }
+    }
+
     /// `argmax_j (scores[j] + noise_j)` with fresh independent noise per score.
     ///
     /// Errors on an empty slice and on NaN or infinite scores (naming the index).
@@ -222,15 +247,10 @@ impl ReportNoisyMax {
                 expected: "every score must be finite",
             });
         }
-        let laplace = Laplace { scale: self.scale };
         let mut best = 0usize;
         let mut best_val = f64::NEG_INFINITY;
         for (j, &s) in scores.iter().enumerate() {
-            let noise = match self.noise {
-                RnmNoise::Laplace => laplace.sample(rng),
-                RnmNoise::Gumbel => -self.scale * (-open_unit(rng).ln()).ln(),
-            };
-            let v = s + noise;
+            let v = s + self.noise_draw(rng);
             if v > best_val {
                 best_val = v;
                 best = j;

@@ -12,9 +12,11 @@
 //! dp-erm predict --model model.json --data FILE [--target COL] [--out predictions.csv] [--json]
 //! ```
 //!
-//! `--feature-bound auto` or `--target-bound` (CSV input) run the library pipeline
-//! `dp_erm::Pipeline` instead (module `pipeline_path`): private or declared ranges
-//! charged with the fit, a model that predicts on raw rows (docs/pipeline.md).
+//! Every CSV fit runs the library pipeline `dp_erm::Pipeline` (module `pipeline_path`):
+//! declared, private (`auto`) or, by name, non-private ranges, charged with the fit, the
+//! library's no-tuning hyperparameters, a model that predicts on raw rows
+//! (docs/pipeline.md). Still on the direct solver path here (not yet in the pipeline):
+//! LIBSVM input, `--normalize-rows` and `--max-nonzeros`.
 //!
 //! The model file holds the releasable model only (coefficients, intercept, plan, ledger,
 //! guarantee) and the public schema needed to read new data (feature names, label
@@ -134,7 +136,9 @@ pub struct FitArgs {
     #[arg(long, value_enum)]
     algorithm: Algorithm,
     /// Fit an intercept (an unpenalised coefficient on a constant column of ones, fitted
-    /// privately with the others under the same guarantee).
+    /// privately with the others under the same guarantee). CSV fits (the library
+    /// pipeline) fit one by default for every algorithm but dp-scd / sdca; LIBSVM,
+    /// `--normalize-rows` and `--max-nonzeros` fits only with this flag.
     #[arg(long)]
     intercept: bool,
     /// Target epsilon (> 0) of the whole fit (private algorithms).
@@ -144,20 +148,22 @@ pub struct FitArgs {
     #[arg(long, allow_negative_numbers = true)]
     delta: Option<f64>,
     /// Passes over the data (CD: `p` coordinate updates each; SGD: `n / b` steps each;
-    /// DP-GCD: one greedy iteration each). Default for dp-cd with `--feature-bound`:
-    /// chosen by the no-tuning rules of `dp_optim::auto` (printed); otherwise 10.
+    /// DP-GCD: one greedy iteration each). Default for the private algorithms on CSV
+    /// input: the library's no-tuning rules (`dp_optim::auto`, printed under
+    /// `hyperparameters`); otherwise 10.
     #[arg(long, allow_negative_numbers = true)]
     passes: Option<u64>,
     /// Step scale `gamma` (steps `gamma / M_j`, or `gamma / beta` for SGD). Default for
-    /// dp-cd with `--feature-bound`: the rules' choice (1); otherwise 0.5.
+    /// dp-cd, dp-gcd and dp-sgd on CSV input: the rules' choice (1); otherwise 0.5.
     #[arg(long, allow_negative_numbers = true)]
     step: Option<f64>,
-    /// Clipping threshold `C` (private algorithms). Default for dp-cd with
-    /// `--feature-bound`: the rules' choice; otherwise 1.
+    /// Clipping threshold `C` (private algorithms). Default on CSV input: the rules'
+    /// choice (printed); otherwise 1.
     #[arg(long, allow_negative_numbers = true)]
     clip: Option<f64>,
-    /// DP-SGD batch size (at most the number of training rows). Default: 64, or all the
-    /// rows when there are fewer. Batches are drawn without replacement under
+    /// DP-SGD / DP-SCD batch size (at most the number of training rows). Default on CSV
+    /// input: the rules' round(sqrt(n)); otherwise 64 (DP-SGD, or all the rows when there
+    /// are fewer) and 1 (DP-SCD, SDCA). Batches are drawn without replacement under
     /// replace-one neighbours and accounted with subsampling amplification (Wang, Balle
     /// & Kasiviswanathan 2019).
     #[arg(long, allow_negative_numbers = true)]
@@ -165,21 +171,22 @@ pub struct FitArgs {
     /// Declared public bound `|x_ij| <= B`, chosen without looking at the data. Values
     /// beyond it are clipped to it (the output says how many); the smoothness constants
     /// follow from it, so no privacy is spent on them. Or `auto` (CSV input): per-column
-    /// ranges estimated privately on 20 % of epsilon, charged to the same ledger as the
-    /// fit; the fit then runs through the library pipeline `dp_erm::Pipeline`, which
-    /// clips and scales each column to its range and folds the scaling into the model,
-    /// so `predict` takes raw data (docs/pipeline.md).
+    /// ranges estimated privately on a share of epsilon (printed), charged to the same
+    /// ledger as the fit. Every CSV fit runs through the library pipeline
+    /// `dp_erm::Pipeline`, which clips and scales each column to its range and folds the
+    /// scaling into the model, so `predict` takes raw data (docs/pipeline.md).
     #[arg(long, allow_negative_numbers = true, value_name = "B|auto")]
     feature_bound: Option<BoundArg>,
     /// Regression (CSV input): clip the targets to a range and scale them, through the
     /// library pipeline `dp_erm::Pipeline`; the model predicts in your units. `Y`: the
     /// declared public bound `|y| <= Y`; `auto`: a range estimated privately on 15 % of
-    /// epsilon, charged to the same ledger as the fit. Needs `--feature-bound B|auto`.
+    /// epsilon, charged to the same ledger as the fit. Required for regression on CSV
+    /// input.
     #[arg(long, allow_negative_numbers = true, value_name = "Y|auto")]
     target_bound: Option<BoundArg>,
-    /// Pipeline path (`--feature-bound auto` or `--target-bound`): fit no intercept. That
-    /// path fits one by default (one more coordinate of the same private solver, no
-    /// separate charge); the other paths fit one only with `--intercept`.
+    /// CSV input (the library pipeline): fit no intercept. The pipeline fits one by
+    /// default (one more coordinate of the same private solver, no separate charge);
+    /// LIBSVM, `--normalize-rows` and `--max-nonzeros` fits only with `--intercept`.
     #[arg(long, conflicts_with = "intercept")]
     no_intercept: bool,
     /// Declared public bound: every record has at most K non-zero features, chosen
@@ -256,9 +263,22 @@ impl FitArgs {
             _ => None,
         }
     }
-    /// True when the fit goes through the library pipeline (`dp_erm::Pipeline`).
+    /// True when the fit goes through the library pipeline (`dp_erm::Pipeline`) for
+    /// any input (a CSV-only path: other formats get an error naming the flag).
     fn uses_pipeline(&self) -> bool {
         self.feature_bound == Some(BoundArg::Auto) || self.target_bound.is_some()
+    }
+    /// True when a CSV fit goes through the library pipeline: every CSV fit with a
+    /// declared bound, with `--non-private-constants-from-data`, or with a non-private
+    /// algorithm. Left on the direct solver path (not yet in the pipeline):
+    /// `--normalize-rows` and `--max-nonzeros`, and the refusals of a private fit with
+    /// neither a bound nor the non-private opt-in (they name the flags to pass).
+    fn pipeline_takes_csv(&self) -> bool {
+        !self.normalize_rows
+            && self.max_nonzeros.is_none()
+            && (self.feature_bound.is_some()
+                || self.non_private_constants_from_data
+                || matches!(self.algorithm, Algorithm::Cd | Algorithm::Sdca))
     }
 }
 
@@ -405,6 +425,9 @@ pub fn run_fit(args: FitArgs) -> Result<()> {
 #[derive(Debug, Default, Clone)]
 pub struct Report {
     entries: Vec<(String, serde_json::Value)>,
+    /// Fields holding an object whose keys keep the order given (the columns' order),
+    /// by their index in `entries` (`serde_json::Map` sorts its keys).
+    ordered: Vec<(usize, Vec<(String, serde_json::Value)>)>,
     warnings: Vec<String>,
 }
 
@@ -412,6 +435,28 @@ impl Report {
     /// Adds a field (a `null` value is kept in JSON and skipped in text).
     pub fn push(&mut self, key: &str, value: impl Into<serde_json::Value>) {
         self.entries.push((key.to_string(), value.into()));
+    }
+    /// Adds a field holding an object whose keys are printed in the order given (in
+    /// text and JSON), e.g. one entry per feature column in the file's column order.
+    pub fn push_ordered(&mut self, key: &str, pairs: Vec<(String, serde_json::Value)>) {
+        let map: serde_json::Map<String, serde_json::Value> = pairs.iter().cloned().collect();
+        self.ordered.push((self.entries.len(), pairs));
+        self.entries
+            .push((key.to_string(), serde_json::Value::Object(map)));
+    }
+    /// The JSON text of the field at `index`: its ordered object if it has one.
+    fn json_text(&self, index: usize) -> String {
+        match self.ordered.iter().find(|(i, _)| *i == index) {
+            Some((_, pairs)) => format!(
+                "{{{}}}",
+                pairs
+                    .iter()
+                    .map(|(k, v)| format!("{}:{v}", json!(k)))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            None => self.entries[index].1.to_string(),
+        }
     }
     /// Adds a warning line.
     pub fn warn(&mut self, text: impl Into<String>) {
@@ -430,19 +475,26 @@ impl Report {
         let mut parts: Vec<String> = self
             .entries
             .iter()
-            .map(|(k, v)| format!("{}:{v}", json!(k)))
+            .enumerate()
+            .map(|(i, (k, _))| format!("{}:{}", json!(k), self.json_text(i)))
             .collect();
         parts.push(format!("\"warnings\":{}", json!(self.warnings)));
         format!("{{{}}}", parts.join(","))
     }
-    /// Prints the report (text lines or JSON).
+    /// Prints the report (text lines or JSON) on standard output, and every warning as a
+    /// `warning: ...` line on standard error, so that a user who sends the report to a
+    /// file still sees them.
     pub fn print(&self, as_json: bool) {
+        for w in &self.warnings {
+            eprintln!("warning: {w}");
+        }
         if as_json {
             println!("{}", self.to_json());
             return;
         }
-        for (k, v) in &self.entries {
+        for (i, (k, v)) in self.entries.iter().enumerate() {
             match v {
+                serde_json::Value::Object(_) => println!("{k} = {}", self.json_text(i)),
                 serde_json::Value::String(s) => println!("{k} = {s}"),
                 serde_json::Value::Null => {}
                 serde_json::Value::Number(x) if x.is_f64() => {
@@ -486,7 +538,15 @@ fn fit_report(args: &FitArgs) -> Result<Report> {
             "--positive / --negative name classes: use them with --loss logistic or squared-hinge"
         );
     }
-    if args.uses_pipeline() {
+    if args.batch_size.is_some()
+        && !matches!(
+            args.algorithm,
+            Algorithm::DpSgd | Algorithm::DpScd | Algorithm::Sdca
+        )
+    {
+        bail!("--batch-size applies to --algorithm dp-sgd, dp-scd and sdca only");
+    }
+    if args.uses_pipeline() || (format == Format::Csv && args.pipeline_takes_csv()) {
         return pipeline_path::fit_report(args, format);
     }
     let dual = matches!(args.algorithm, Algorithm::DpScd | Algorithm::Sdca);
@@ -1092,11 +1152,12 @@ where
                 .and_then(|n| n.get(j).cloned())
                 .unwrap_or_else(|| format!("feature {}", j + 1))
         };
-        let mut per = serde_json::Map::new();
-        for (j, &k) in cols.iter().enumerate() {
-            per.insert(name(j), json!(k));
-        }
-        out.push("clipped_per_column", serde_json::Value::Object(per));
+        let per = cols
+            .iter()
+            .enumerate()
+            .map(|(j, &k)| (name(j), json!(k)))
+            .collect();
+        out.push_ordered("clipped_per_column", per);
         for (j, &k) in cols.iter().enumerate() {
             if k * 10 > n_all {
                 out.warn(format!(
@@ -1150,22 +1211,28 @@ fn check_dual_args(args: &FitArgs) -> Result<()> {
         || args.lambda.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
     {
         bail!(
-            "--algorithm {name} solves the dual of an L2-penalised problem, which needs              strong convexity: pass --penalty l2 --lambda L with L > 0 (the paper uses 1e-4)"
+            "--algorithm {name} solves the dual of an L2-penalised problem, which needs \
+             strong convexity: pass --penalty l2 --lambda L with L > 0 (the paper uses 1e-4)"
         );
     }
     if !matches!(args.loss, LossArg::Squared | LossArg::Logistic) {
         bail!(
-            "--algorithm {name} supports --loss squared or logistic (the dual coordinate steps              exist for these losses only)"
+            "--algorithm {name} supports --loss squared or logistic (the dual coordinate steps \
+             exist for these losses only)"
         );
     }
     if args.intercept {
         bail!(
-            "--algorithm {name} fits no intercept (the dual needs the same penalty on every              coefficient): drop --intercept, or add a constant column to the data yourself              (it then counts in the row norm and is penalised)"
+            "--algorithm {name} fits no intercept (the dual needs the same penalty on every \
+             coefficient): drop --intercept, or add a constant column to the data yourself \
+             (it then counts in the row norm and is penalised)"
         );
     }
     if args.declared_bound().is_some() || args.non_private_constants_from_data {
         bail!(
-            "--algorithm {name} needs no smoothness constants: drop --feature-bound /              --non-private-constants-from-data (DP-SCD needs rows of L2 norm <= 1 instead:              --normalize-rows)"
+            "--algorithm {name} needs no smoothness constants: drop --feature-bound / \
+             --non-private-constants-from-data (DP-SCD needs rows of L2 norm <= 1 instead: \
+             --normalize-rows)"
         );
     }
     Ok(())
@@ -1206,7 +1273,8 @@ fn fit_dual<D: Design>(args: &FitArgs, data: &Dataset<D>, seed: Option<u64>) -> 
                         e
                     } else {
                         e.context(
-                            "DP-SCD needs every row to have L2 norm at most 1: pass                              --normalize-rows to divide each row by its norm",
+                            "DP-SCD needs every row to have L2 norm at most 1: pass \
+                             --normalize-rows to divide each row by its norm",
                         )
                     }
                 }),

@@ -415,10 +415,9 @@ fn feature_bound_clips_and_says_how_many() {
     let file: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
     assert_eq!(file["feature_bound"], 0.5);
-    assert_eq!(
-        file["model"]["privacy"]["uses_non_private_constants"],
-        false
-    );
+    // Every CSV fit runs the library pipeline: its guarantee says whether any input
+    // (bounds, constants) was computed from the data without privacy.
+    assert_eq!(file["model"]["privacy"]["uses_non_private_inputs"], false);
 }
 
 #[test]
@@ -449,10 +448,10 @@ fn non_private_constants_need_the_flag_and_are_recorded() {
         model.to_str().unwrap(),
     ]));
     assert!(ok, "{out}\n{err}");
-    assert!(out.contains("uses_non_private_constants = true"), "{out}");
+    assert!(out.contains("uses_non_private_inputs = true"), "{out}");
     let file: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
-    assert_eq!(file["model"]["privacy"]["uses_non_private_constants"], true);
+    assert_eq!(file["model"]["privacy"]["uses_non_private_inputs"], true);
     assert!(file["feature_bound"].is_null());
 }
 
@@ -482,6 +481,10 @@ fn regression_reports_mse_and_predict_checks_columns() {
         "--delta",
         "1e-6",
         "--feature-bound",
+        "1",
+        // Regression through the pipeline declares the target's scale too (|y| <= 1
+        // here: y = 0.5 a - 0.25 b with a, b in [-1, 1]).
+        "--target-bound",
         "1",
         "--test-fraction",
         "0.3",
@@ -938,4 +941,69 @@ fn max_nonzeros_overflow_with_intercept_is_an_error() {
     );
     assert!(!err.contains("panicked"), "{err}");
     assert!(!dir.join("m.json").exists());
+}
+
+/// Regression without `--target-bound`: refused for a private fit with declared bounds
+/// (the targets' scale must be declared or released), accepted where the caller already
+/// accepted non-private ranges — the non-private `cd`, or `--non-private-constants-from-data`
+/// — with the targets' range computed without privacy and said so.
+#[test]
+fn regression_without_a_target_bound_only_where_non_private_ranges_were_accepted() {
+    let dir = scratch("regression-target");
+    let mut s = String::from("x0,x1,y\n");
+    for i in 0..500 {
+        let a = ((i * 7919 % 1000) as f64 / 500.0) - 1.0;
+        let b = ((i * 104_729 % 997) as f64 / 498.5) - 1.0;
+        s.push_str(&format!("{a},{b},{}\n", 3.0 * a - 2.0 * b));
+    }
+    let train = dir.join("reg.csv");
+    std::fs::write(&train, s).unwrap();
+    let model = dir.join("m.json");
+    let fit = |extra: &[&str]| {
+        let mut c = dp_erm();
+        c.args([
+            "fit",
+            "--data",
+            train.to_str().unwrap(),
+            "--loss",
+            "squared",
+            "--model-out",
+            model.to_str().unwrap(),
+        ]);
+        c.args(extra);
+        run(&mut c)
+    };
+    let (ok, _, err) = fit(&[
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--feature-bound",
+        "1",
+    ]);
+    assert!(!ok && err.contains("needs --target-bound"), "{err}");
+    let (ok, out, err) = fit(&["--algorithm", "cd", "--passes", "50"]);
+    assert!(ok, "{out}\n{err}");
+    assert!(
+        out.contains("target_bound = none: the targets' min and max"),
+        "{out}"
+    );
+    assert!(out.contains("privacy = none"), "{out}");
+    let (ok, out, err) = fit(&[
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--non-private-constants-from-data",
+    ]);
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("uses_non_private_inputs = true"), "{out}");
+    assert!(
+        out.contains("target_bound = none: the targets' min and max"),
+        "{out}"
+    );
 }

@@ -50,7 +50,10 @@ use dp_models::constants::Tagged;
 use dp_models::metrics::{accuracy, log_loss, mean_squared_error};
 use dp_models::split::train_test_split;
 use dp_models::{Dataset, DenseDesign, Design, Loss, L2};
-use dp_optim::auto::{constant_prediction, PublicBounds};
+use dp_optim::auto::{
+    constant_prediction, dp_gcd_defaults, dp_scd_defaults, dp_sgd_defaults, AlgorithmDefaults,
+    PublicBounds,
+};
 use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
 use dp_optim::{
     with_intercept_column, Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams, FitWarning,
@@ -238,6 +241,7 @@ pub struct Pipeline {
     clip: Option<f64>,
     batch_size: Option<u64>,
     grid: BoundGrid,
+    feature_names: Option<Vec<String>>,
 }
 
 /// The hyperparameters the fit used, each with whether it was given or chosen.
@@ -376,6 +380,8 @@ pub struct FitReport {
     ///   for every row within the released (or declared) ranges;
     /// * [`FitWarning::SmoothnessFloored`]: a private constant was raised to its noise
     ///   level.
+    /// * [`FitWarning::UnreliableRanges`]: the private feature or target ranges had too
+    ///   little epsilon per release for the rows (likely wrong by orders of magnitude).
     ///
     /// Their text is also in [`Chosen::warnings`] (with the string warnings about the
     /// private ranges), so a front end that prints only that list shows them too.
@@ -388,6 +394,18 @@ impl FitReport {
     /// The guarantee of the whole pipeline (`None` for a non-private algorithm).
     pub fn guarantee(&self) -> Option<&PipelineGuarantee> {
         self.model.privacy.as_ref()
+    }
+    /// Every warning of the fit, as text for a front end to show: [`Chosen::warnings`]
+    /// (public: the private ranges' reliability, and the text of every typed
+    /// [`FitReport::warnings`]), then the non-private [`Diagnostics::warnings`] (those
+    /// say so in their text).
+    pub fn all_warnings(&self) -> Vec<String> {
+        self.chosen
+            .warnings
+            .iter()
+            .chain(&self.diagnostics.warnings)
+            .cloned()
+            .collect()
     }
 }
 
@@ -423,6 +441,7 @@ impl Pipeline {
             clip: None,
             batch_size: None,
             grid: BoundGrid::default(),
+            feature_names: None,
         }
     }
     /// The per-sample loss.
@@ -493,6 +512,12 @@ impl Pipeline {
     /// Mini-batch size (DP-SGD default: 64 or all rows; DP-SCD / SDCA default 1).
     pub fn batch_size(mut self, b: u64) -> Self {
         self.batch_size = Some(b);
+        self
+    }
+    /// The feature columns' names, used in the warnings' text only (default
+    /// `feature j`, 0-based). One per feature.
+    pub fn feature_names(mut self, names: Vec<String>) -> Self {
+        self.feature_names = Some(names);
         self
     }
     /// The public grid of the private bounds.
@@ -598,6 +623,9 @@ impl Pipeline {
             return Err(PipelineError::Model(dp_models::ModelError::Empty(format!(
                 "{n_all} rows and {p} features: the pipeline needs at least 2 rows and 1 feature"
             ))));
+        }
+        if let Some(names) = &self.feature_names {
+            check_len("feature names", names.len(), p)?;
         }
         let mut rng = match self.seed {
             Some(s) => ChaCha20Rng::seed_from_u64(s),
@@ -754,8 +782,16 @@ impl Pipeline {
             scaled
         };
         // 4. Fit.
+        // The shave keeps the basic composition `pre + fit` at most the target despite
+        // rounding; without private bounds there is no sum to round, and the fit gets
+        // the target itself (so a declared-bounds fit reports the delta asked for).
+        let shave = if pre_eps == 0.0 && pre_delta == 0.0 {
+            1.0
+        } else {
+            1.0 - 4.0 * f64::EPSILON
+        };
         let fit_eps = if private {
-            let rest = (epsilon - pre_eps) * (1.0 - 4.0 * f64::EPSILON);
+            let rest = (epsilon - pre_eps) * shave;
             if rest.is_nan() || rest <= 0.0 {
                 return Err(invalid(
                     "bound shares",
@@ -768,7 +804,7 @@ impl Pipeline {
             f64::NAN
         };
         let fit_delta = if private {
-            (delta - pre_delta) * (1.0 - 4.0 * f64::EPSILON)
+            (delta - pre_delta) * shave
         } else {
             f64::NAN
         };
@@ -782,6 +818,7 @@ impl Pipeline {
             self.run_solver(loss, penalty, &fit_data, fit_eps, fit_delta, &mut rng)?;
         fit_warnings.extend(fitted.diagnostics.warnings.iter().cloned());
         let mut chosen = chosen;
+        // The solver's own warnings (e.g. `SmoothnessFloored`) travel with the rules'.
         chosen.loss = loss_kind;
         chosen.intercept = intercept;
         chosen.intercept_note = if intercept {
@@ -802,7 +839,6 @@ impl Pipeline {
         // Reliability of the private ranges, from public quantities: the exponential
         // mechanism picks a candidate near the median with high probability when
         // eps n / 4 clearly exceeds ln(#candidates) (McSherry & Talwar 2007, Thm 8).
-        let k = crate::bounds::signed_candidates(&self.grid).len() as f64;
         let need = reliable_margin(&self.grid);
         for (what, e) in [
             ("feature", pre.feature_epsilon),
@@ -811,12 +847,13 @@ impl Pipeline {
             if let Some(e) = e {
                 let margin = e * n as f64 / 4.0;
                 if margin < need {
-                    chosen.warnings.push(format!(
-                        "private {what} ranges: each release has epsilon {e:.3} on {n} rows, \
-                         so eps n / 4 = {margin:.1} < ln({k}) + 3: the ranges are likely \
-                         wrong by orders of magnitude. Declare the {what} bounds, raise \
-                         epsilon or the share, or narrow the public grid"
-                    ));
+                    fit_warnings.push(FitWarning::UnreliableRanges {
+                        of: what.to_string(),
+                        epsilon: e,
+                        rows: n,
+                        margin,
+                        needed: need,
+                    });
                 }
             }
         }
@@ -914,23 +951,31 @@ impl Pipeline {
         }
 
         // Non-private diagnostics.
+        let name = |j: usize| match &self.feature_names {
+            Some(names) => format!("column {:?}", names[j]),
+            None => format!("feature {j}"),
+        };
         let mut warnings = Vec::new();
         for (j, &k) in clipped_per_column.iter().enumerate() {
             if k * 10 > n {
                 warnings.push(format!(
-                    "feature {j}: {k} of {n} training values ({:.0} %) clipped to [{}, {}] \
-                     (diagnostic, not private)",
+                    "{}: {k} of {n} training values ({:.0} %) were outside [{}, {}] and \
+                     clipped; the range may be too narrow for this column (a count from \
+                     the data, not private: do not publish)",
+                    name(j),
                     100.0 * k as f64 / n as f64,
                     feature_ranges[j].0,
                     feature_ranges[j].1
                 ));
             }
         }
-        if let Some(k) = target_clipped {
+        if let (Some(k), Some(((lo, hi), _))) = (target_clipped, target) {
             if k * 10 > n {
                 warnings.push(format!(
-                    "target: {k} of {n} training values clipped to {:?} (diagnostic, not private)",
-                    target.map(|t| t.0)
+                    "target: {k} of {n} training values ({:.0} %) were outside [{lo}, {hi}] \
+                     and clipped; predictions stay inside that range (a count from the \
+                     data, not private: do not publish)",
+                    100.0 * k as f64 / n as f64,
                 ));
             }
         }
@@ -955,6 +1000,45 @@ impl Pipeline {
             warnings: fit_warnings,
             diagnostics,
         })
+    }
+
+    /// Takes the no-tuning rules of `dp_optim::auto` for DP-GCD, DP-SGD or DP-SCD (from
+    /// public inputs only: the fit's epsilon and delta, the loss, the scaled bound, `n`
+    /// and `p`) for every hyperparameter the caller did not give, and their warnings when
+    /// the passes are the rule's. For regression the rule's clip `G0 R` is divided by
+    /// `sqrt(p)` as for DP-CD (the centred, scaled rows sit mostly near 0).
+    fn take_rules(
+        &self,
+        chosen: &mut Chosen,
+        warnings: &mut Vec<FitWarning>,
+        name: &str,
+        rules: &AlgorithmDefaults,
+        q: usize,
+    ) {
+        chosen.passes = self.passes.unwrap_or(rules.passes);
+        if self.passes.is_none() {
+            warnings.extend(rules.warnings.iter().cloned());
+        }
+        chosen.step_scale = rules.step_scale.map(|s| self.step_scale.unwrap_or(s));
+        let rule_clip = if self.task == Task::Regression && rules.step_scale.is_some() {
+            rules.clip / (q as f64).sqrt()
+        } else {
+            rules.clip
+        };
+        chosen.clip = Some(self.clip.unwrap_or(rule_clip));
+        chosen.note = format!(
+            "no-tuning rules of dp_optim::auto ({name}) from epsilon, delta, the loss, the \
+             scaled bound, n and p (rule values: passes {}, step scale {}, clip {}{}); \
+             constants from the scaled bound (public)",
+            rules.passes,
+            rules
+                .step_scale
+                .map_or("none".to_string(), |s| s.to_string()),
+            rules.clip,
+            rules
+                .batch_size
+                .map_or(String::new(), |b| format!(", batch size {b}")),
+        );
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1075,26 +1159,36 @@ impl Pipeline {
             }
             Algorithm::DpGcd => {
                 let c = need_c()?;
+                let bounds = PublicBounds::uniform(q, 1.0);
+                let rules = dp_gcd_defaults(&loss, eps, delta, &bounds, n, q)?;
+                self.take_rules(&mut chosen, &mut warnings, "dp_gcd_defaults", &rules, q);
+                // GS-L for a smooth objective, GS-r (which handles every separable
+                // penalty) with a penalty.
+                let (rule, rule_name) = if self.penalty == PenaltyKind::None {
+                    (SelectionRule::GsL, "GS-L")
+                } else {
+                    (SelectionRule::GsR, "GS-r")
+                };
+                chosen.note = format!("{}; selection rule {rule_name}, zCDP variant", chosen.note);
                 let s = DpGcdParams::new(loss, penalty)
                     .epsilon(eps)
                     .delta(delta)
                     .passes(chosen.passes)
-                    .step_scale(chosen.step_scale.unwrap_or(0.5))
+                    .step_scale(chosen.step_scale.unwrap_or(1.0))
                     .clip(chosen.clip.unwrap_or(1.0))
                     .variant(Variant::Zcdp)
-                    .rule(if self.penalty == PenaltyKind::None {
-                        SelectionRule::GsL
-                    } else {
-                        SelectionRule::GsR
-                    })
+                    .rule(rule)
                     .smoothness(Smoothness::Given(Tagged::public(vec![c; q])))
                     .build()?;
                 s.fit_with_rng(data, rng)?
             }
             Algorithm::DpSgd => {
                 let c = need_c()?;
+                let bounds = PublicBounds::uniform(q, 1.0);
+                let rules = dp_sgd_defaults(&loss, eps, delta, &bounds, n, q)?;
+                self.take_rules(&mut chosen, &mut warnings, "dp_sgd_defaults", &rules, q);
                 let b = match self.batch_size {
-                    None => (n as u64).min(64),
+                    None => rules.batch_size.unwrap_or(1),
                     Some(b) if b == 0 || b > n as u64 => {
                         return Err(invalid(
                             "batch size",
@@ -1110,7 +1204,7 @@ impl Pipeline {
                     .epsilon(eps)
                     .delta(delta)
                     .passes(chosen.passes)
-                    .step_scale(chosen.step_scale.unwrap_or(0.5))
+                    .step_scale(chosen.step_scale.unwrap_or(1.0))
                     .clip(chosen.clip.unwrap_or(1.0))
                     .batch_size(b)
                     .smoothness(GlobalSmoothness::Given(Tagged::public(c * q as f64)))
@@ -1129,7 +1223,16 @@ impl Pipeline {
                     }
                 };
                 let dual = AnyDualLoss::from_kind(loss.kind())?;
-                let b = self.batch_size.unwrap_or(1);
+                let b = if self.algorithm == Algorithm::DpScd {
+                    // Rows of norm <= 1 (each scaled entry divided by sqrt(p)).
+                    let p = (q as f64).sqrt();
+                    let bounds = PublicBounds::uniform(q, 1.0 / p).with_row_norm(1.0);
+                    let rules = dp_scd_defaults(&loss, eps, delta, &bounds, n, q)?;
+                    self.take_rules(&mut chosen, &mut warnings, "dp_scd_defaults", &rules, q);
+                    self.batch_size.or(rules.batch_size).unwrap_or(1)
+                } else {
+                    self.batch_size.unwrap_or(1)
+                };
                 if b == 0 || b > n as u64 {
                     return Err(invalid(
                         "batch size",

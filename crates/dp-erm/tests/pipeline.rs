@@ -359,6 +359,8 @@ fn a_budget_too_small_for_the_data_is_a_typed_warning() {
         .find(|w| matches!(w, FitWarning::BudgetTooSmall { used: 2, .. }))
         .expect("BudgetTooSmall at eps 0.1 on 455 rows");
     assert!(small.chosen.warnings.contains(&w.to_string()));
+    // One sentence, no run of spaces left by a broken line continuation.
+    assert!(!w.to_string().contains("  "), "{w}");
     let large = fit(5.0);
     assert!(
         !large
@@ -368,4 +370,63 @@ fn a_budget_too_small_for_the_data_is_a_typed_warning() {
         "{:?}",
         large.warnings
     );
+}
+
+/// Issue 25: DP-GCD, DP-SGD and DP-SCD ran fixed library settings (10 passes, step 0.5,
+/// clip 1, batch 64 or 1) through the pipeline, not the no-tuning rules of
+/// `dp_optim::auto`; they now take the rules for whatever the caller leaves unset.
+#[test]
+fn every_private_algorithm_takes_its_no_tuning_rules() {
+    let d = breast_cancer();
+    for (alg, pen, rule) in [
+        (Algorithm::DpGcd, PenaltyKind::L1, "dp_gcd_defaults"),
+        (Algorithm::DpSgd, PenaltyKind::L2, "dp_sgd_defaults"),
+        (Algorithm::DpScd, PenaltyKind::L2, "dp_scd_defaults"),
+    ] {
+        let fit = |p: Pipeline| {
+            p.privacy(1.0, 1e-5)
+                .penalty(pen, 1e-3)
+                .feature_bounds(FeatureBounds::Uniform(5000.0))
+                .test_fraction(0.2)
+                .seed(Some(2))
+                .fit(&d)
+                .unwrap()
+        };
+        let r = fit(Pipeline::new(Task::Classification, alg));
+        assert!(r.chosen.note.contains(rule), "{alg:?}: {}", r.chosen.note);
+        assert!(r.chosen.given.is_empty());
+        if alg != Algorithm::DpGcd {
+            // Batches of round(sqrt(n_train)) rows.
+            let b = (r.diagnostics.n_train as f64).sqrt().round() as u64;
+            assert_eq!(r.chosen.batch_size, Some(b), "{alg:?}");
+        }
+        // What the caller gives wins over the rule.
+        let given = fit(Pipeline::new(Task::Classification, alg).passes(3).clip(0.7));
+        assert_eq!((given.chosen.passes, given.chosen.clip), (3, Some(0.7)));
+    }
+}
+
+/// Issue 25: at eps 0.1 on diabetes's 354 training rows every range release has far too
+/// little epsilon, and the fit's MSE was thousands of times the mean's with only a string
+/// note; the result now carries a typed warning naming both ranges.
+#[test]
+fn unreliable_private_ranges_are_a_typed_warning() {
+    use dp_erm::optim::FitWarning;
+    let d = diabetes();
+    let r = auto_regression(0.1, 1).fit(&d).unwrap();
+    for of in ["feature", "target"] {
+        assert!(
+            r.warnings.iter().any(|w| matches!(
+                w,
+                FitWarning::UnreliableRanges { of: o, margin, needed, .. } if o == of && margin < needed
+            )),
+            "{of}: {:?}",
+            r.warnings
+        );
+    }
+    let big = auto_regression(50.0, 1).fit(&d).unwrap();
+    assert!(!big
+        .warnings
+        .iter()
+        .any(|w| matches!(w, FitWarning::UnreliableRanges { .. })));
 }

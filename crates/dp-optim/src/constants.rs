@@ -613,19 +613,8 @@ pub(crate) fn gaussian_smoothness_multiplier(
     privacy: &crate::privacy::CheckedPrivacy,
     fraction: f64,
 ) -> Result<f64> {
-    let whole = dp_accounting::calibrate::calibrate_sigma(
-        &dp_accounting::calibrate::Plan {
-            mechanism: dp_accounting::calibrate::PlanMechanism::Gaussian,
-            steps: 1,
-            accountant: dp_accounting::calibrate::Accountant::Gdp,
-        },
-        privacy.epsilon,
-        privacy.delta,
-    )?;
-    positive(
-        "smoothness noise multiplier",
-        whole.noise_multiplier / fraction.sqrt(),
-    )
+    let z1 = dp_accounting::calibrate::single_release_multiplier(privacy.epsilon, privacy.delta)?;
+    positive("smoothness noise multiplier", z1 / fraction.sqrt())
 }
 
 /// The noise multiplier of [`Smoothness::PrivateGaussian`]'s release in DP-GCD's zCDP

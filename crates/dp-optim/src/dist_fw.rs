@@ -65,7 +65,7 @@ use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::plan::{PrivacyReport, SolverPlan};
 use crate::privacy::{guarantee_of, privacy_setters, Adjacency, CheckedPrivacy, PrivacyParams};
 use crate::solver::{check_finite, Solver, Streams, Switches};
-use dp_accounting::calibrate::Accountant;
+use dp_accounting::calibrate::{shrink_to_target, Accountant};
 use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::mechanisms::{Gaussian, ReportNoisyMax, RnmNoise};
 use dp_models::constraint::{average_loss, average_loss_gradient, ConstraintSet, L1BallProduct};
@@ -821,29 +821,28 @@ impl DistDpFwParams {
         let rounds = (self.parties as u64)
             .checked_mul(self.iterations)
             .ok_or_else(|| invalid("iterations", self.iterations as f64, "K T overflows"))?;
-        let mut split = zcdp_split(
+        let split = zcdp_split(
             privacy.epsilon.get(),
             privacy.delta.get(),
             rounds,
             self.selection_share,
         )?;
         // Fit to the joint ledger (all parties) under zCDP.
-        let mut ok = false;
-        for _ in 0..64 {
-            let z = 1.0 / (2.0 * split.rho_update).sqrt();
-            let ledger = joint_ledger(self.parties, split.selection_epsilon, z, self.iterations)?;
-            if ledger.guarantee(privacy.delta, Accountant::Zcdp)? <= privacy.epsilon.get() {
-                ok = true;
-                break;
-            }
-            split.selection_epsilon *= 1.0 - 1e-12;
-            split.rho_update *= 1.0 - 1e-12;
-        }
-        if !ok {
-            return Err(OptimError::Unsupported(
-                "internal: the distributed calibration does not meet the target".into(),
-            ));
-        }
+        let split = shrink_to_target(
+            split,
+            |s| {
+                let z = 1.0 / (2.0 * s.rho_update).sqrt();
+                joint_ledger(self.parties, s.selection_epsilon, z, self.iterations)
+            },
+            |mut s, shrink| {
+                s.selection_epsilon *= shrink;
+                s.rho_update *= shrink;
+                s
+            },
+            privacy.epsilon,
+            privacy.delta,
+            Accountant::Zcdp,
+        )?;
         Ok(DistDpFw {
             params: self,
             privacy,
@@ -854,7 +853,7 @@ impl DistDpFwParams {
 }
 
 /// One party's ledger: `T` selections then `T` sketches.
-fn party_ledger(eps0: f64, z: f64, t: u64) -> Result<Ledger> {
+fn party_ledger(eps0: f64, z: f64, t: u64) -> dp_accounting::Result<Ledger> {
     let mut l = Ledger::new();
     l.charge(Charge::ExponentialMechanism {
         epsilon: eps0,
@@ -868,7 +867,7 @@ fn party_ledger(eps0: f64, z: f64, t: u64) -> Result<Ledger> {
 }
 
 /// All `K` parties' ledgers, concatenated: what the transcript composes.
-fn joint_ledger(k: usize, eps0: f64, z: f64, t: u64) -> Result<Ledger> {
+fn joint_ledger(k: usize, eps0: f64, z: f64, t: u64) -> dp_accounting::Result<Ledger> {
     let mut l = Ledger::new();
     for _ in 0..k {
         for c in party_ledger(eps0, z, t)?.entries() {
@@ -1028,17 +1027,36 @@ impl DistDpFw {
                 )
             }
         };
+        // The samplers are those of the releases every party charges (one round's):
+        // report-noisy-max of scale 2 Delta_score / eps0, Gaussian of std z Delta_sketch.
+        // (Under the paper's nominal calibration eps0 and z are derived from its scales,
+        // so the samplers rebuilt from them equal those scales to the last bit or two.)
+        let selection_release = match rnm {
+            RnmNoise::Gumbel => Charge::ExponentialMechanism {
+                epsilon: selection_epsilon,
+                count: 1,
+            },
+            RnmNoise::Laplace => Charge::PureDp {
+                epsilon: selection_epsilon,
+                count: 1,
+                label: "Laplace report-noisy-max".into(),
+            },
+        };
+        let sketch_release = Charge::Gaussian {
+            noise_multiplier: multiplier,
+            count: 1,
+        };
         let mechanisms = PartyMechanisms {
             selection: if prm.switches.noise {
                 Some((
-                    ReportNoisyMax::new(rnm, selection_scale)?,
+                    selection_release.report_noisy_max(score_sensitivity)?,
                     selection_epsilon,
                 ))
             } else {
                 None
             },
             sketch_noise: if prm.switches.noise {
-                Some((Gaussian::new(sketch_std)?, multiplier))
+                Some((sketch_release.gaussian(sketch_sensitivity)?, multiplier))
             } else {
                 None
             },

@@ -155,18 +155,10 @@ impl AdaptiveClipping {
 
     /// The search's noise multiplier for the target `(epsilon, delta)` (data-free).
     pub fn noise_multiplier(&self, privacy: &CheckedPrivacy) -> Result<f64> {
-        let whole = calibrate::calibrate_sigma(
-            &Plan {
-                mechanism: PlanMechanism::Gaussian,
-                steps: 1,
-                accountant: dp_accounting::calibrate::Accountant::Gdp,
-            },
-            privacy.epsilon,
-            privacy.delta,
-        )?;
+        let z1 = calibrate::single_release_multiplier(privacy.epsilon, privacy.delta)?;
         positive(
             "adaptive clipping noise multiplier",
-            whole.noise_multiplier * (self.rounds as f64 / self.budget_fraction).sqrt(),
+            z1 * (self.rounds as f64 / self.budget_fraction).sqrt(),
         )
     }
 
@@ -209,7 +201,8 @@ fn private_clip_quantiles<D: ColumnKernels, L: Loss>(
     ledger: &mut Ledger,
 ) -> Result<Vec<f64>> {
     let (n, p) = (data.n_samples(), data.n_features());
-    ledger.charge(cfg.charge(z_search))?;
+    let release = cfg.charge(z_search);
+    ledger.charge(release.clone())?;
     let mut z = vec![0.0; n];
     data.x().matvec(w0, &mut z);
     // phi'(z_i, y_i) once: the magnitudes are |dphi_i x_ij|.
@@ -218,7 +211,10 @@ fn private_clip_quantiles<D: ColumnKernels, L: Loss>(
         .zip(data.y())
         .map(|(&zi, &yi)| loss.derivative(zi, yi))
         .collect();
-    let noise = Gaussian::new(z_search * (p as f64).sqrt() / normaliser as f64)?;
+    // The charged release's sampler: sensitivity sqrt(p) on the counts, over N.
+    let noise = release
+        .gaussian((p as f64).sqrt())?
+        .normalised(normaliser as f64)?;
     let (lo0, hi0) = (cfg.range.0.ln(), cfg.range.1.ln());
     let mut lo = vec![lo0; p];
     let mut hi = vec![hi0; p];
@@ -408,7 +404,7 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
     /// projected is reported in the non-private
     /// [`Diagnostics::support_projected`](crate::Diagnostics::support_projected). A
     /// design type of your own without a projection
-    /// ([`ColumnKernels::project_support`](crate::kernel::ColumnKernels::project_support))
+    /// ([`ColumnKernels::project_support`])
     /// is refused instead ([`OptimError::BoundViolated`]).
     ///
     /// # Privacy
@@ -903,10 +899,11 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         )?;
         plan.smoothness_floored = adjusted.map(|a| a.0);
         plan.smoothness_ceiled = adjusted.map(|a| a.1);
-        ledger.charge(Charge::Gaussian {
+        let release = Charge::Gaussian {
             noise_multiplier: plan.noise_multiplier,
             count: plan.charged(),
-        })?;
+        };
+        ledger.charge(release.clone())?;
         let guarantee = ledger_guarantee(
             &ledger,
             &calibrated,
@@ -914,10 +911,11 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             self.privacy.accounting.for_gaussian(),
             self.adjacency,
         )?;
+        // The samplers are the charged release's own: std s * Delta_j.
         let mechanisms = plan
-            .noise_std
+            .sensitivities
             .iter()
-            .map(|&sd| Gaussian::new(sd))
+            .map(|&d| release.gaussian(d))
             .collect::<std::result::Result<Vec<_>, _>>()?;
 
         // 3. Algorithm 1.

@@ -47,10 +47,10 @@ use crate::privacy::{
     guarantee_of, privacy_setters, Accounting, Adjacency, CheckedPrivacy, PrivacyParams,
 };
 use crate::solver::{check_finite, Solver, Streams, Switches};
-use dp_accounting::calibrate::Accountant;
+use dp_accounting::calibrate::{shrink_to_target, Accountant};
 use dp_accounting::composition::{per_step_epsilon, CompositionMethod};
 use dp_accounting::ledger::{Charge, Ledger};
-use dp_accounting::mechanisms::{ReportNoisyMax, RnmNoise};
+use dp_accounting::mechanisms::RnmNoise;
 use dp_models::constraint::{average_loss, average_loss_gradient, ConstraintSet, L1Ball};
 use dp_models::{Dataset, Design, Loss};
 use rand::RngCore;
@@ -137,7 +137,7 @@ impl<L: Loss> DpFwParams<L> {
                 ))
             }
         };
-        let mut step_epsilon = match noise {
+        let step_epsilon = match noise {
             RnmNoise::Laplace => per_step_epsilon(
                 privacy.epsilon,
                 privacy.delta,
@@ -150,20 +150,14 @@ impl<L: Loss> DpFwParams<L> {
             }
         };
         // Fit to the ledger: the reported guarantee is the ledger's, never above target.
-        let mut ok = false;
-        for _ in 0..64 {
-            let ledger = planned_ledger(noise, step_epsilon, self.iterations)?;
-            if ledger.guarantee(privacy.delta, accountant)? <= privacy.epsilon.get() {
-                ok = true;
-                break;
-            }
-            step_epsilon *= 1.0 - 1e-12;
-        }
-        if !ok {
-            return Err(OptimError::Unsupported(
-                "internal: private Frank-Wolfe's calibration does not meet the target".into(),
-            ));
-        }
+        let step_epsilon = shrink_to_target(
+            step_epsilon,
+            |&e| planned_ledger(noise, e, self.iterations),
+            |e, shrink| e * shrink,
+            privacy.epsilon,
+            privacy.delta,
+            accountant,
+        )?;
         Ok(DpFw {
             derivative_bound: derivative_sup(&self.loss, b * self.radius, yb),
             params: self,
@@ -196,9 +190,10 @@ pub(crate) fn derivative_sup<L: Loss + ?Sized>(loss: &L, zb: f64, yb: f64) -> f6
     }
 }
 
-fn planned_ledger(noise: RnmNoise, eps0: f64, t: u64) -> Result<Ledger> {
-    let mut ledger = Ledger::new();
-    ledger.charge(match noise {
+/// The `t` vertex selections at `eps0` each: Laplace report-noisy-max (pure DP) or the
+/// exponential mechanism (Gumbel noise).
+fn selection_release(noise: RnmNoise, eps0: f64, t: u64) -> Charge {
+    match noise {
         RnmNoise::Laplace => Charge::PureDp {
             epsilon: eps0,
             count: t,
@@ -208,7 +203,12 @@ fn planned_ledger(noise: RnmNoise, eps0: f64, t: u64) -> Result<Ledger> {
             epsilon: eps0,
             count: t,
         },
-    })?;
+    }
+}
+
+fn planned_ledger(noise: RnmNoise, eps0: f64, t: u64) -> dp_accounting::Result<Ledger> {
+    let mut ledger = Ledger::new();
+    ledger.charge(selection_release(noise, eps0, t))?;
     Ok(ledger)
 }
 
@@ -272,17 +272,14 @@ impl<D: Design, L: Loss> Solver<D> for DpFw<L> {
         }
         let mut streams = Streams::from_rng(rng);
         let sensitivity = 2.0 * prm.radius * b * self.derivative_bound / n as f64;
-        let scale = 2.0 * sensitivity / self.step_epsilon;
-        // Everything is charged before the first draw.
-        let ledger = planned_ledger(self.noise, self.step_epsilon, prm.iterations)?;
-        let rnm = if prm.switches.noise {
-            Some(ReportNoisyMax::new(
-                self.noise,
-                scale.max(f64::MIN_POSITIVE),
-            )?)
-        } else {
-            None
-        };
+        // Everything is charged before the first draw, and the sampler is the charged
+        // release's own (scale 2 Delta / eps0).
+        let release = selection_release(self.noise, self.step_epsilon, prm.iterations);
+        let mut ledger = Ledger::new();
+        ledger.charge(release.clone())?;
+        let selection = release.report_noisy_max(sensitivity.max(f64::MIN_POSITIVE))?;
+        let scale = selection.scale();
+        let rnm = prm.switches.noise.then_some(selection);
         let mut w = vec![0.0; p];
         let mut z = vec![0.0; n];
         let (mut deriv, mut grad) = (vec![0.0; n], vec![0.0; p]);

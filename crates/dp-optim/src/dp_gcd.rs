@@ -80,11 +80,11 @@ use crate::privacy::{
 };
 use crate::solver::{check_finite, Solver};
 use calibration::{laplace_step_epsilon, next_down, zcdp_split_reserving};
-use dp_accounting::calibrate::{Accountant, RdpConversion};
+use dp_accounting::calibrate::{shrink_to_target, Accountant, RdpConversion};
 use dp_accounting::composition::CompositionMethod;
 use dp_accounting::ledger::{Charge, Ledger};
-use dp_accounting::mechanisms::{Gaussian, Laplace, ReportNoisyMax, RnmNoise};
-use dp_accounting::Epsilon;
+use dp_accounting::mechanisms::ReportNoisyMax;
+use dp_accounting::{AccountingError, Epsilon};
 use dp_models::constants::coordinate_smoothness;
 use dp_models::{Dataset, Design, Loss, Penalty};
 use gradient::SelectionNoise;
@@ -426,6 +426,24 @@ pub struct DpGcd<L, P> {
     budget: GcdBudget,
 }
 
+/// The report-noisy-max of the charged selection release, over scores of per-score
+/// sensitivity `score_sensitivity` (scale `2 Delta_u / eps'`).
+fn selection_rnm(releases: &Option<GcdReleases>, score_sensitivity: f64) -> Result<ReportNoisyMax> {
+    match releases {
+        Some(r) => Ok(r.selection.report_noisy_max(score_sensitivity)?),
+        None => Err(OptimError::Unsupported(
+            "internal: DP-GCD's selection has no charged release".into(),
+        )),
+    }
+}
+
+/// The releases of DP-GCD's iterations (see [`GcdBudget::releases`]).
+struct GcdReleases {
+    selection: Charge,
+    update: Charge,
+    support: Option<Charge>,
+}
+
 /// What a DP-GCD fit charges and how its iterations are calibrated.
 #[derive(Debug, Clone)]
 struct GcdBudget {
@@ -696,6 +714,8 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
         // Everything is charged before the first draw: the ledger the calibration was
         // checked against (see `fit_calibration_to_ledger`).
         let ledger = budget.planned_ledger(prm)?;
+        // The samplers are the charged releases' own.
+        let releases = budget.releases(prm);
         let t_iter = prm.iterations;
         // Per-iteration mechanisms (data-independent scales up to Delta_j).
         let (selection_noise, update_multiplier, selection_multiplier) = match budget.calibration {
@@ -706,9 +726,8 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                         let mult = 2.0 / step_epsilon;
                         // Laplace(2 Delta_u / eps') on each score: rnm_epsilon(Delta_u, b,
                         // monotone = false) = eps'.
-                        let scale = Laplace::new(mult * score_sensitivity)?.scale();
                         (
-                            SelectionNoise::LaplaceOnScore { scale },
+                            SelectionNoise::OnScore(selection_rnm(&releases, score_sensitivity)?),
                             1.0 / step_epsilon,
                             mult,
                         )
@@ -728,9 +747,11 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                 // eps0 = 2 Delta_u / beta; Gaussian: rho = 1 / (2 z^2).
                 let mult = 2.0 / split.selection_epsilon;
                 let z = update_noise_multiplier(&split);
-                let scale =
-                    ReportNoisyMax::new(RnmNoise::Gumbel, mult * score_sensitivity)?.scale();
-                (SelectionNoise::GumbelOnScore { scale }, z, mult)
+                (
+                    SelectionNoise::OnScore(selection_rnm(&releases, score_sensitivity)?),
+                    z,
+                    mult,
+                )
             }
         };
 
@@ -804,14 +825,14 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
             // Thm 3.6); fresh Gaussian noise of std z Delta_j makes it 1/(2 z^2)-zCDP
             // (Bun & Steinke 2016, Prop. 1.6). The prox step is post-processing.
             let delta_j = 2.0 * clip_j[j] * inv_n;
-            let noisy = match budget.calibration {
-                Calibration::Off => grad[j],
-                Calibration::Laplace { .. } => {
-                    grad[j] + Laplace::new(update_multiplier * delta_j)?.sample(rng)
+            let noisy = match (&budget.calibration, &releases) {
+                (Calibration::Laplace { .. }, Some(r)) => {
+                    grad[j] + r.update.laplace(delta_j)?.sample(rng)
                 }
-                Calibration::Zcdp(_) => {
-                    grad[j] + Gaussian::new(update_multiplier * delta_j)?.sample(rng)
+                (Calibration::Zcdp(_), Some(r)) => {
+                    grad[j] + r.update.gaussian(delta_j)?.sample(rng)
                 }
+                _ => grad[j],
             };
             let gamma_j = prm.step / m[j];
             let new_wj = prm.penalty.prox_1d(j, w[j] - gamma_j * noisy, gamma_j);
@@ -865,15 +886,25 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                     &mut scores,
                 );
                 let spread = (support as f64).sqrt();
+                // The support test's release (charged with the iterations) on the vector
+                // (g_j / Delta_j) of L2 sensitivity sqrt(|S|), rescaled by Delta_j.
+                let test = match releases.as_ref().and_then(|r| r.support.as_ref()) {
+                    Some(release) if mult > 0.0 => Some(release.gaussian(spread)?),
+                    None if mult > 0.0 => {
+                        return Err(OptimError::Unsupported(
+                            "internal: DP-GCD's support test has no charged release".into(),
+                        ))
+                    }
+                    _ => None,
+                };
                 for j in 0..p {
                     if w[j] == 0.0 {
                         continue;
                     }
                     let delta_j = 2.0 * clip_j[j] * inv_n;
-                    let noisy = if mult > 0.0 {
-                        grad[j] + Gaussian::new(mult * spread * delta_j)?.sample(rng)
-                    } else {
-                        grad[j]
+                    let noisy = match test {
+                        Some(g) => grad[j] + g.scaled(delta_j)?.sample(rng),
+                        None => grad[j],
                     };
                     let inv_m = 1.0 / m[j];
                     let keep = prm.penalty.prox_1d(j, w[j] - inv_m * noisy, inv_m);
@@ -1060,40 +1091,51 @@ impl GcdBudget {
     /// The charges of one fit, in order: the constants' cost (if any), then `T`
     /// selections and `T` updates. Data-independent.
     fn charges<L, P>(&self, prm: &DpGcdParams<L, P>) -> Result<Vec<Charge>> {
-        let t = prm.iterations;
+        let Some(r) = self.releases(prm) else {
+            return Ok(Vec::new());
+        };
         let mut out: Vec<Charge> = self.prior.entries().to_vec();
+        out.push(r.selection);
+        out.push(r.update);
+        out.extend(r.support);
+        Ok(out)
+    }
+
+    /// The iterations' releases (`None` when the noise is off): `T` selections, `T`
+    /// updates and the optional support test. The fit charges them and draws from
+    /// their samplers.
+    fn releases<L, P>(&self, prm: &DpGcdParams<L, P>) -> Option<GcdReleases> {
+        let t = prm.iterations;
         match self.calibration {
-            Calibration::Off => return Ok(Vec::new()),
-            Calibration::Laplace { step_epsilon } => {
-                out.push(Charge::PureDp {
+            Calibration::Off => None,
+            Calibration::Laplace { step_epsilon } => Some(GcdReleases {
+                selection: Charge::PureDp {
                     epsilon: step_epsilon,
                     count: t,
                     label: "dp-gcd selection (Laplace report-noisy-max)".into(),
-                });
-                out.push(Charge::PureDp {
+                },
+                update: Charge::PureDp {
                     epsilon: step_epsilon,
                     count: t,
                     label: "dp-gcd update (Laplace mechanism)".into(),
-                });
-            }
-            Calibration::Zcdp(split) => {
-                out.push(Charge::ExponentialMechanism {
+                },
+                support: None,
+            }),
+            Calibration::Zcdp(split) => Some(GcdReleases {
+                selection: Charge::ExponentialMechanism {
                     epsilon: split.selection_epsilon,
                     count: t,
-                });
-                out.push(Charge::Gaussian {
+                },
+                update: Charge::Gaussian {
                     noise_multiplier: update_noise_multiplier(&split),
                     count: t,
-                });
-                if let Some(rho) = self.support_rho {
-                    out.push(Charge::Gaussian {
-                        noise_multiplier: 1.0 / (2.0 * rho).sqrt(),
-                        count: 1,
-                    });
-                }
-            }
+                },
+                support: self.support_rho.map(|rho| Charge::Gaussian {
+                    noise_multiplier: 1.0 / (2.0 * rho).sqrt(),
+                    count: 1,
+                }),
+            }),
         }
-        Ok(out)
     }
 
     /// The ledger a fit charges before its first draw.
@@ -1118,35 +1160,33 @@ impl GcdBudget {
         if self.calibration == Calibration::Off {
             return Ok(());
         }
-        let target = privacy.epsilon.get();
-        let accountant = budget_accountant(prm);
-        for _ in 0..64 {
-            let eps = self
-                .planned_ledger(prm)?
-                .guarantee(privacy.delta, accountant)?;
-            if eps <= target {
-                return Ok(());
-            }
-            let shrink = 1.0 - 1e-12;
-            self.calibration = match self.calibration {
-                Calibration::Laplace { step_epsilon } => Calibration::Laplace {
-                    step_epsilon: step_epsilon * shrink,
-                },
-                Calibration::Zcdp(split) => Calibration::Zcdp(ZcdpSplit {
-                    rho_total: split.rho_total * shrink,
-                    rho_selection: split.rho_selection * shrink,
-                    rho_update: split.rho_update * shrink,
-                    selection_epsilon: split.selection_epsilon * shrink,
-                }),
-                Calibration::Off => Calibration::Off,
-            };
-            self.support_rho = self.support_rho.map(|r| r * shrink);
-        }
-        Err(OptimError::Unsupported(
-            "internal: DP-GCD's calibration does not meet the target under its ledger's \
-             accounting"
-                .into(),
-        ))
+        *self = shrink_to_target(
+            self.clone(),
+            |b| {
+                b.planned_ledger(prm)
+                    .map_err(|e| AccountingError::Unreachable(e.to_string()))
+            },
+            |mut b, shrink| {
+                b.calibration = match b.calibration {
+                    Calibration::Laplace { step_epsilon } => Calibration::Laplace {
+                        step_epsilon: step_epsilon * shrink,
+                    },
+                    Calibration::Zcdp(split) => Calibration::Zcdp(ZcdpSplit {
+                        rho_total: split.rho_total * shrink,
+                        rho_selection: split.rho_selection * shrink,
+                        rho_update: split.rho_update * shrink,
+                        selection_epsilon: split.selection_epsilon * shrink,
+                    }),
+                    Calibration::Off => Calibration::Off,
+                };
+                b.support_rho = b.support_rho.map(|r| r * shrink);
+                b
+            },
+            privacy.epsilon,
+            privacy.delta,
+            budget_accountant(prm),
+        )?;
+        Ok(())
     }
 }
 

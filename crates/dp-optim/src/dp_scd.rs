@@ -52,7 +52,6 @@ use crate::sdca::{
 use crate::solver::{check_finite, Solver, Streams, Switches};
 use dp_accounting::calibrate::{Accountant, Plan, PlanMechanism, RdpConversion};
 use dp_accounting::ledger::{Charge, Ledger};
-use dp_accounting::mechanisms::Gaussian;
 use dp_accounting::SamplingRate;
 use dp_models::dual::DualLoss;
 use dp_models::{Dataset, Design, L2};
@@ -514,7 +513,7 @@ impl<L: DualLoss> DpScd<L> {
         let planned_n = self.planned_n(n);
         let plan = self.plan(n)?;
         let mut ledger = Ledger::new();
-        ledger.charge(match self.adjacency {
+        let release = match self.adjacency {
             Adjacency::ReplaceOne => Charge::SampledWithoutReplacementGaussian {
                 sampling_rate: plan.sampling_rate,
                 noise_multiplier: plan.noise_multiplier,
@@ -525,7 +524,8 @@ impl<L: DualLoss> DpScd<L> {
                 noise_multiplier: plan.noise_multiplier,
                 count: plan.steps,
             },
-        })?;
+        };
+        ledger.charge(release.clone())?;
         // Nothing is charged before the steps: the calibration searched over exactly
         // this one-charge ledger (calibrate_sigma is calibrate_ledger with an empty
         // prior), so its epsilon is the ledger's guarantee.
@@ -584,7 +584,8 @@ impl<L: DualLoss> DpScd<L> {
         let mut w = vec![0.0; p];
         let mut z = vec![0.0; n];
         let mut noise = StateNoise {
-            gaussian: Gaussian::new(plan.noise_std)?,
+            // The charged release's sampler: std s * sensitivity.
+            gaussian: release.gaussian(plan.sensitivity)?,
             rng: &mut streams.noise,
             pending: match self.dual_noise {
                 DualNoise::EveryRecord => Some(vec![0; n]),

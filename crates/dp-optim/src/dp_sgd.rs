@@ -472,7 +472,7 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
                 self.privacy.accounting.for_poisson_subsampled(),
             ),
         };
-        ledger.charge(charge)?;
+        ledger.charge(charge.clone())?;
         let guarantee = ledger_guarantee(
             &ledger,
             &calibrated,
@@ -506,7 +506,8 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         let per_pass = steps_for(1, self.planned_n(n), self.batch_size)?;
         if switches.noise {
             let mut noise = IsoGaussian {
-                mechanism: Gaussian::new(plan.noise_std)?,
+                // The charged release's sampler: std s * Delta.
+                mechanism: charge.gaussian(plan.sensitivity)?,
                 rng: &mut streams.noise,
             };
             run_sgd_by_pass(

@@ -186,6 +186,23 @@ pub enum FitWarning {
         /// `max |x^T w|` over rows within the declared bounds.
         largest_swing: f64,
     },
+    /// Ranges estimated privately before the fit (by a front end's pipeline, e.g.
+    /// `dp_erm::Pipeline`) from releases that each had too little epsilon for the rows:
+    /// the exponential mechanism's margin `eps n / 4` is below `needed = ln K + 3` for
+    /// `K` candidates, so the ranges may be off by orders of magnitude and the model with
+    /// them. A function of epsilon, `n` and the public grid only.
+    UnreliableRanges {
+        /// What the ranges bound: "feature" or "target".
+        of: String,
+        /// Epsilon of each release.
+        epsilon: f64,
+        /// Rows the releases were computed on.
+        rows: usize,
+        /// `epsilon * rows / 4`.
+        margin: f64,
+        /// The margin a reliable release needs.
+        needed: f64,
+    },
 }
 
 impl std::fmt::Display for FitWarning {
@@ -193,18 +210,38 @@ impl std::fmt::Display for FitWarning {
         match self {
             FitWarning::SmoothnessFloored { floored, of } => write!(
                 f,
-                "{floored} of {of} private smoothness estimates M_j were indistinguishable                  from 0 under their noise and were raised to the noise level (their steps                  are as long as the noise justifies; those coordinates may move little)"
+                "{floored} of {of} private smoothness estimates M_j were indistinguishable \
+                 from 0 under their noise and were raised to the noise level (their steps \
+                 are as long as the noise justifies; those coordinates may move little)"
             ),
             FitWarning::BudgetTooSmall { wanted, used } => write!(
                 f,
-                "the privacy budget is too small for this data: the no-tuning rule wanted                  {wanted:.2} passes and the fit runs the minimum {used}; the noise                  dominates and the model may be no better than a constant prediction                  (raise epsilon, use more rows or fewer features)"
+                "the privacy budget is too small for this data: the no-tuning rule wanted \
+                 {wanted:.2} passes and the fit runs the minimum {used}; the noise \
+                 dominates and the model may be no better than a constant prediction \
+                 (raise epsilon, use more rows or fewer features)"
+            ),
+            FitWarning::UnreliableRanges {
+                of,
+                epsilon,
+                rows,
+                margin,
+                needed,
+            } => write!(
+                f,
+                "the private {of} ranges may be far off (orders of magnitude), and the \
+                 model with them: each release had epsilon {epsilon:.3} on {rows} rows \
+                 (eps n / 4 = {margin:.1} < {needed:.1}); declare the {of} bounds, raise \
+                 epsilon, or use more rows"
             ),
             FitWarning::ConstantPrediction {
                 intercept,
                 largest_swing,
             } => write!(
                 f,
-                "the model predicts one class for every row within the declared bounds                  (|intercept| = {:.4} > {:.4}, the largest |x^T w| there): a constant                  classifier",
+                "the model predicts one class for every row within the declared bounds \
+                 (|intercept| = {:.4} > {:.4}, the largest |x^T w| there): a constant \
+                 classifier",
                 intercept.abs(),
                 largest_swing
             ),

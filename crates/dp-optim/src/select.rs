@@ -67,7 +67,6 @@ use crate::privacy::{describe_charges, Accounting, Adjacency, Guarantee, Privacy
 use crate::solver::Solver;
 use dp_accounting::calibrate::{Accountant, RdpConversion};
 use dp_accounting::ledger::{Charge, Ledger};
-use dp_accounting::mechanisms::Gaussian;
 use dp_accounting::selection::{calibrate_selection, Stopping};
 use dp_accounting::{Delta, Epsilon};
 use dp_models::{Dataset, Design};
@@ -403,7 +402,11 @@ where
     }
     // 2. K, then the runs.
     let k = plan.stopping.sample(rng)?;
-    let noise = Gaussian::new(plan.score_noise_std)?;
+    // The score's release (the second of the base charges, multiplier z_s) on the
+    // accuracy's count, sensitivity 1, over the public n_val.
+    let noise = plan.base[1]
+        .gaussian(1.0)?
+        .normalised(plan.n_validation as f64)?;
     let privacy = PrivacyParams::new(plan.fit_epsilon, plan.fit_delta)
         .accounting(Accounting::Custom(Accountant::Gdp));
     let mut diagnostics = SelectionDiagnostics::default();

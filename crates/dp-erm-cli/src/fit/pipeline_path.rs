@@ -52,6 +52,11 @@ pub struct PipelineFile {
     pub target: String,
     /// Label texts of a classification CSV (positive, negative).
     pub labels: Option<(String, String)>,
+    /// The declared public feature bound `|x| <= B` (`--feature-bound B`); `None` for
+    /// private or non-private ranges. The model's `feature_ranges` hold what `predict`
+    /// clips to in every case.
+    #[serde(default)]
+    pub feature_bound: Option<f64>,
     /// The releasable model, predicting on raw rows.
     pub model: PipelineModel,
 }
@@ -98,7 +103,8 @@ fn algorithm(arg: Algorithm) -> dp_erm::Algorithm {
 fn check_args(args: &FitArgs, format: Format) -> Result<()> {
     let what = match (args.feature_bound, args.target_bound) {
         (Some(BoundArg::Auto), _) => "--feature-bound auto",
-        _ => "--target-bound",
+        (_, Some(_)) => "--target-bound",
+        _ => "this fit",
     };
     if format != Format::Csv {
         bail!(
@@ -115,35 +121,37 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
             loss_kind(args.loss)
         );
     }
-    if !classification && args.target_bound.is_none() {
+    let private = !matches!(args.algorithm, Algorithm::Cd | Algorithm::Sdca);
+    if private && args.feature_bound.is_none() && !args.non_private_constants_from_data {
         bail!(
-            "regression with --feature-bound auto needs --target-bound auto or \
-             --target-bound Y: the targets are clipped to a range and scaled so that the \
-             private fit sees values of size 1, and the model predicts in your units. \
-             `auto` estimates the range privately on {} % of epsilon; Y declares |y| <= Y",
-            DEFAULT_TARGET_SHARE * 100.0
-        );
-    }
-    if args.feature_bound.is_none() {
-        bail!(
-            "--target-bound needs --feature-bound auto (per-column ranges estimated \
-             privately) or --feature-bound B (a declared public bound)"
+            "the step sizes need smoothness constants: declare a public bound with \
+             --feature-bound B (|x_ij| <= B, chosen without looking at the data), estimate \
+             per-column ranges privately with --feature-bound auto, or accept ranges \
+             computed from the data without privacy with --non-private-constants-from-data"
         );
     }
     if let Some(BoundArg::Value(b)) = args.feature_bound {
-        if !(b.is_finite() && b > 0.0) {
-            bail!("invalid --feature-bound {b}: the bound must be finite and > 0, or `auto`");
+        // 1e150: the pipeline's limit, so that b^2 and the folded coefficients stay finite.
+        if !(b.is_finite() && b > 0.0 && b < 1e150) {
+            bail!(
+                "invalid --feature-bound {}: the bound must be finite, > 0 and < 1e150, or \
+                 `auto`",
+                num(b)
+            );
         }
     }
     if let Some(BoundArg::Value(y)) = args.target_bound {
-        if !(y.is_finite() && y > 0.0) {
-            bail!("invalid --target-bound {y}: the bound must be finite and > 0, or `auto`");
+        if !(y.is_finite() && y > 0.0 && y < 1e150) {
+            bail!(
+                "invalid --target-bound {}: the bound must be finite, > 0 and < 1e150, or `auto`",
+                num(y)
+            );
         }
     }
-    if args.non_private_constants_from_data {
+    if args.non_private_constants_from_data && args.feature_bound.is_some() {
         bail!(
-            "{what} and --non-private-constants-from-data exclude each other: the pipeline \
-             takes its constants from the (private or declared) ranges"
+            "--feature-bound and --non-private-constants-from-data exclude each other: the \
+             pipeline takes its constants from the (declared, private or non-private) ranges"
         );
     }
     if args.normalize_rows {
@@ -155,7 +163,6 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
     if args.max_nonzeros.is_some() {
         bail!("--max-nonzeros is not supported with {what} (the pipeline centres the columns, which makes the rows dense)");
     }
-    let private = !matches!(args.algorithm, Algorithm::Cd | Algorithm::Sdca);
     if private && (args.epsilon.is_none() || args.delta.is_none()) {
         bail!("a private algorithm needs --epsilon and --delta");
     }
@@ -171,10 +178,60 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
     if args.penalty == PenaltyArg::None && args.lambda != 0.0 {
         bail!("--lambda given with --penalty none");
     }
+    if matches!(args.algorithm, Algorithm::DpScd | Algorithm::Sdca) {
+        let name = if args.algorithm == Algorithm::DpScd {
+            "dp-scd"
+        } else {
+            "sdca"
+        };
+        if args.penalty != PenaltyArg::L2 || args.lambda <= 0.0 {
+            bail!(
+                "--algorithm {name} solves the dual of an L2-penalised problem, which needs \
+                 strong convexity: pass --penalty l2 --lambda L with L > 0 (the paper uses 1e-4)"
+            );
+        }
+        if args.intercept {
+            bail!(
+                "--algorithm {name} fits no intercept (the dual needs the same penalty on \
+                 every coefficient): drop --intercept"
+            );
+        }
+    }
+    if !classification && args.target_bound.is_none() && !non_private_target(args) {
+        bail!(
+            "regression needs --target-bound auto or --target-bound Y: the targets are \
+             clipped to a range and scaled so that the fit sees values of size 1, and the \
+             model predicts in your units. `auto` estimates the range privately on {} % of \
+             epsilon; Y declares |y| <= Y (chosen without looking at the data)",
+            DEFAULT_TARGET_SHARE * 100.0
+        );
+    }
     if args.threads == Some(0) {
         bail!("invalid --threads 0: at least one piece per sweep");
     }
     Ok(())
+}
+
+/// The feature bounds the command line asks for: `--feature-bound B` declares a public
+/// bound, `auto` estimates per-column ranges privately; without either, the ranges are
+/// the data's min and max **without privacy** — the caller's opt-in by name
+/// (`--non-private-constants-from-data`), or a non-private algorithm (cd, sdca), whose
+/// fit has no guarantee to lose.
+fn feature_bounds(args: &FitArgs) -> FeatureBounds {
+    match args.feature_bound {
+        Some(BoundArg::Value(b)) => FeatureBounds::Uniform(b),
+        Some(BoundArg::Auto) => FeatureBounds::private(),
+        None => FeatureBounds::NonPrivateFromData,
+    }
+}
+
+/// A regression without `--target-bound` takes the targets' min and max **without
+/// privacy** where the caller already accepted non-private ranges: by name
+/// (`--non-private-constants-from-data`) or with a non-private algorithm (cd, sdca).
+fn non_private_target(args: &FitArgs) -> bool {
+    args.target_bound.is_none()
+        && (args.non_private_constants_from_data
+            || matches!(args.algorithm, Algorithm::Cd | Algorithm::Sdca))
 }
 
 /// Runs `fit` through the pipeline; writes the model file and returns the report.
@@ -206,16 +263,17 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
         .penalty(penalty_kind(args.penalty), args.lambda)
         .seed(args.seed)
         .threads(threads)
-        .feature_bounds(match args.feature_bound {
-            Some(BoundArg::Value(b)) => FeatureBounds::Uniform(b),
-            _ => FeatureBounds::private(),
-        });
+        .feature_names(names.clone())
+        .feature_bounds(feature_bounds(args));
     if let (Some(e), Some(d)) = (args.epsilon, args.delta) {
         pipe = pipe.privacy(e, d);
     }
     match args.target_bound {
         Some(BoundArg::Auto) => pipe = pipe.target_bound(TargetBound::private()),
         Some(BoundArg::Value(y)) => pipe = pipe.target_bound(TargetBound::Declared(y)),
+        None if task == Task::Regression && non_private_target(args) => {
+            pipe = pipe.target_bound(TargetBound::NonPrivateFromData)
+        }
         None => {}
     }
     if args.intercept {
@@ -264,12 +322,14 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
                 ),
             );
             out.push("uses_non_private_inputs", g.uses_non_private_inputs);
-            if g.delta * n_train as f64 >= 1.0 {
+            // The delta the user asked for (the guarantee's is a hair below it).
+            let asked = args.delta.unwrap_or(g.delta);
+            if asked * n_train as f64 >= 1.0 {
                 out.warn(format!(
                     "delta = {} is at least 1/n = 1/{n_train}: a mechanism may then \
                      publish one whole record and still meet (epsilon, delta); choose \
                      delta well below 1/n (e.g. 1/n^2 = {})",
-                    num(g.delta),
+                    num(asked),
                     num(1.0 / (n_train as f64 * n_train as f64))
                 ));
             }
@@ -300,7 +360,11 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
         "penalty",
         format!("{} (lambda = {})", c.penalty, num(c.lambda)),
     );
-    let mut hyper = format!("passes {}", c.passes);
+    let mut hyper = if c.algorithm == dp_erm::Algorithm::DpGcd {
+        format!("passes {} (greedy iterations)", c.passes)
+    } else {
+        format!("passes {}", c.passes)
+    };
     if let Some(s) = c.step_scale {
         hyper.push_str(&format!(", step scale {}", num(s)));
     }
@@ -330,19 +394,25 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
     out.push("n_train", n_train);
     out.push("p", names.len());
     let model = &fit.model;
+    // Per column, in the file's column order.
     let ranges_json = |ranges: &[(f64, f64)]| {
-        let mut per = serde_json::Map::new();
-        for (name, (lo, hi)) in names.iter().zip(ranges) {
-            per.insert(name.clone(), json!([lo, hi]));
-        }
-        serde_json::Value::Object(per)
+        names
+            .iter()
+            .zip(ranges)
+            .map(|(name, (lo, hi))| (name.clone(), json!([lo, hi])))
+            .collect::<Vec<_>>()
     };
     match args.feature_bound {
         Some(BoundArg::Value(b)) => out.push(
             "feature_bound",
             format!("|x| <= {} (declared public bound)", num(b)),
         ),
-        _ => out.push(
+        None => out.push(
+            "feature_bound",
+            "none: each column's range is its min and max on the training rows, computed \
+             WITHOUT privacy (--non-private-constants-from-data, or a non-private algorithm)",
+        ),
+        Some(BoundArg::Auto) => out.push(
             "feature_bound",
             format!(
                 "private per-column ranges on {:.1} % of epsilon (the share rule of \
@@ -352,7 +422,7 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
             ),
         ),
     }
-    out.push("feature_ranges", ranges_json(&model.feature_ranges));
+    out.push_ordered("feature_ranges", ranges_json(&model.feature_ranges));
     if let Some((lo, hi)) = model.target_range {
         out.push(
             "target_bound",
@@ -360,7 +430,11 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
                 Some(BoundArg::Value(y)) => {
                     format!("|y| <= {} (declared public bound)", num(y))
                 }
-                _ => format!(
+                None => "none: the targets' min and max on the training rows, computed \
+                         WITHOUT privacy (--non-private-constants-from-data, or a \
+                         non-private algorithm)"
+                    .to_string(),
+                Some(BoundArg::Auto) => format!(
                     "private range on {} % of epsilon (charged, included in bounds_epsilon)",
                     fit.chosen.target_share.unwrap_or(DEFAULT_TARGET_SHARE) * 100.0
                 ),
@@ -378,8 +452,10 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
         "the model takes raw rows: predict clips each column to its range and answers in your units",
     );
     out.push("model_out", args.model_out.display().to_string());
-    for w in &c.warnings {
-        out.warn(w.clone());
+    // Every warning the pipeline's result carries (the public ones, the typed ones of
+    // the rules and the solver, the non-private diagnostics), whatever their kind.
+    for w in fit.all_warnings() {
+        out.warn(w);
     }
     // 4. Diagnostics (non-private).
     let d = &fit.diagnostics;
@@ -387,33 +463,26 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
     let total: usize = d.clipped_per_column.iter().sum();
     out.push(
         "clipped",
-        format!(
-            "{total} of {} training values clipped to their feature ranges (a count from the \
-             data, not private: do not publish)",
-            n_train * p
-        ),
+        match args.feature_bound {
+            Some(BoundArg::Value(b)) => format!(
+                "{total} of {} values clipped to the declared bound |x| <= {} (training rows; \
+                 a count from the data, not private: do not publish)",
+                n_train * p,
+                num(b)
+            ),
+            _ => format!(
+                "{total} of {} training values clipped to their feature ranges (a count from \
+                 the data, not private: do not publish)",
+                n_train * p
+            ),
+        },
     );
-    let mut per = serde_json::Map::new();
-    for (name, &k) in names.iter().zip(&d.clipped_per_column) {
-        per.insert(name.clone(), json!(k));
-    }
-    out.push("clipped_per_column", serde_json::Value::Object(per));
-    for ((name, &k), &(lo, hi)) in names
+    let per = names
         .iter()
         .zip(&d.clipped_per_column)
-        .zip(&model.feature_ranges)
-    {
-        if k * 10 > n_train {
-            out.warn(format!(
-                "column {name:?}: {k} of {n_train} training values ({:.0} %) were outside \
-                 [{}, {}] and clipped; the range may be too narrow for this column (a count \
-                 from the data, not private: do not publish)",
-                100.0 * k as f64 / n_train as f64,
-                num(lo),
-                num(hi)
-            ));
-        }
-    }
+        .map(|(name, &k)| (name.clone(), json!(k)))
+        .collect();
+    out.push_ordered("clipped_per_column", per);
     if let (Some(k), Some((lo, hi))) = (d.target_clipped, model.target_range) {
         out.push(
             "target_clipped",
@@ -424,16 +493,6 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
                 num(hi)
             ),
         );
-        if k * 10 > n_train {
-            out.warn(format!(
-                "target {target:?}: {k} of {n_train} training values ({:.0} %) were outside \
-                 [{}, {}] and clipped; predictions stay inside that range (a count from the \
-                 data, not private: do not publish)",
-                100.0 * k as f64 / n_train as f64,
-                num(lo),
-                num(hi)
-            ));
-        }
     }
     out.push("diagnostics_privacy", d.privacy.clone());
     out.push("solver_seconds", d.solver_seconds);
@@ -453,6 +512,10 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
         feature_names: names,
         target,
         labels,
+        feature_bound: match args.feature_bound {
+            Some(BoundArg::Value(b)) => Some(b),
+            _ => None,
+        },
         model: fit.model,
     };
     let text = serde_json::to_string_pretty(&file)?;

@@ -16,9 +16,9 @@
 
 use super::rules::{score, SelectionRule};
 use crate::kernel::{Clamp, Clip};
-use dp_accounting::mechanisms::Laplace;
+use dp_accounting::mechanisms::{Laplace, ReportNoisyMax};
 use dp_models::{Design, Penalty};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
@@ -44,20 +44,11 @@ pub(crate) struct Ctx<'a, D, P: ?Sized> {
 pub(crate) enum SelectionNoise {
     /// None: exact argmax.
     Off,
-    /// `argmax_j u_j + Lap(scale)`.
-    LaplaceOnScore { scale: f64 },
-    /// `argmax_j u_j + Gumbel(scale)` (the exponential mechanism).
-    GumbelOnScore { scale: f64 },
+    /// `argmax_j u_j + noise`: the charged selection release's report-noisy-max
+    /// (Laplace noise, or Gumbel noise: the exponential mechanism).
+    OnScore(ReportNoisyMax),
     /// `argmax_j phi_j(g_j + Lap(factor * C_j))`: noise inside the score (the paper's).
     LaplaceInside { factor: f64 },
-}
-
-/// A standard Gumbel draw `-ln(-ln U)`, `U` uniform on the open unit interval (the same
-/// sampler as `dp_accounting::mechanisms::ReportNoisyMax` with Gumbel noise).
-#[inline]
-fn std_gumbel<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    let u = ((rng.random::<u64>() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64);
-    -(-u.ln()).ln()
 }
 
 /// Fills `grad[j] = (1/n) sum_i clip(deriv_i x_ij, C_j) + ridge w_j` and
@@ -104,13 +95,9 @@ pub(crate) fn pass<D: Design, P: Penalty + ?Sized>(
                     *sj = score(ctx.rule, ctx.penalty, j, gval, w[j], m, sm);
                     *sj
                 }
-                SelectionNoise::LaplaceOnScore { scale } => {
+                SelectionNoise::OnScore(rnm) => {
                     *sj = score(ctx.rule, ctx.penalty, j, gval, w[j], m, sm);
-                    *sj + scale * unit.sample(&mut rng)
-                }
-                SelectionNoise::GumbelOnScore { scale } => {
-                    *sj = score(ctx.rule, ctx.penalty, j, gval, w[j], m, sm);
-                    *sj + scale * std_gumbel(&mut rng)
+                    *sj + rnm.noise_draw(&mut rng)
                 }
                 SelectionNoise::LaplaceInside { factor } => {
                     let cj = ctx.clip.map_or(0.0, |c| c[j]);
