@@ -753,9 +753,7 @@ mod tests {
     #[test]
     fn paired_sweeper_matches_the_two_chunk_split_bit_for_bit() {
         let (n, p) = (1000, 4);
-        let data: Vec<f64> = (0..n * p)
-            .map(|k| (k as f64 * 0.37).sin() * 2.0)
-            .collect();
+        let data: Vec<f64> = (0..n * p).map(|k| (k as f64 * 0.37).sin() * 2.0).collect();
         let d = DenseDesign::from_col_major(n, p, &data).unwrap();
         let z0: Vec<f64> = (0..n).map(|i| (i as f64 * 0.9).cos()).collect();
         let y: Vec<f64> = (0..n)
