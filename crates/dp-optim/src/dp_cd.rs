@@ -404,7 +404,7 @@ impl<L: Loss, P: Penalty> DpCdParams<L, P> {
     /// projected is reported in the non-private
     /// [`Diagnostics::support_projected`](crate::Diagnostics::support_projected). A
     /// design type of your own without a projection
-    /// ([`ColumnKernels::project_support`](crate::kernel::ColumnKernels::project_support))
+    /// ([`ColumnKernels::project_support`])
     /// is refused instead ([`OptimError::BoundViolated`]).
     ///
     /// # Privacy
