@@ -122,19 +122,24 @@ def main():
     binary = os.path.join(ROOT, "target", "release", "dp-erm")
     path, x, y = dense_problem(args.data_dir)
     model = os.path.join(args.data_dir, "cli_model.json")
+    # --no-intercept: the problems have none (scikit-learn's fit_intercept=False); the
+    # command line fits one by default on CSV input.
     cd_args = ["--data", path, "--target", "y", "--loss", "squared", "--penalty", "l1",
                "--lambda", str(LAM), "--algorithm", "cd", "--step", "1", "--seed", "1",
-               "--model-out", model]
+               "--no-intercept", "--model-out", model]
     dp_cd_args = ["--data", path, "--target", "y", "--loss", "squared", "--penalty", "l1",
                   "--lambda", str(LAM), "--algorithm", "dp-cd", "--epsilon", "1", "--delta",
                   str(1.0 / N ** 2), "--feature-bound", "5", "--step", "1", "--clip", "1",
-                  "--seed", "1", "--model-out", model]
+                  # A private regression declares its targets' scale too (public here:
+                  # y = Xw + noise with 10 N(0, 1) weights has sd about 3.2).
+                  "--target-bound", "20",
+                  "--seed", "1", "--no-intercept", "--model-out", model]
     n_elec = sum(1 for _ in open(ELECTRICITY)) - 1
     elec_args = ["--data", ELECTRICITY, "--target", "class", "--positive", "UP",
                  "--negative", "DOWN", "--loss", "logistic", "--penalty", "l2", "--lambda",
                  "1e-5", "--algorithm", "dp-cd", "--epsilon", "1", "--delta",
                  str(1.0 / n_elec ** 2), "--feature-bound", "1", "--step", "1", "--clip", "1",
-                 "--seed", "1", "--model-out", model]
+                 "--seed", "1", "--no-intercept", "--model-out", model]
     rows = {k: [] for k in ("numpy read", "sklearn CD epoch", "dp-erm fit cd pass",
                             "dp-erm fit dp-cd pass", "electricity dp-erm fit dp-cd pass")}
     for rep in range(args.reps):

@@ -22,6 +22,12 @@
 //!   guarantee is at most epsilon (the tuned row's search excepted).
 //! * `calibrate`: the defaults with the passes rule's constant and the clipping rule's
 //!   constant multiplied by factors, on the same data (how `docs/defaults.md` chose them).
+//! * `algorithms [SEEDS]` (default 5): the no-tuning defaults of every private algorithm
+//!   (`DpCdParams / DpGcdParams / DpSgdParams / DpScdParams::defaults_for`, logistic loss,
+//!   L2 `1e-5`) at eps 0.1, 1 and 5, test accuracy (mean of SEEDS fits) against the
+//!   non-private optimum (CD, 200 passes) and the majority class. DP-SCD's sensitivity
+//!   needs rows of norm at most 1: its rows are divided by the public `sqrt(p)` (Adult's
+//!   rows already have norm 1), as the pipeline does.
 //!
 //! Data (public bounds in brackets): Adult (DP-SCD preprocessing, rows of norm 1, no
 //! intercept as in the Adult experiment [|x_ij| <= 1, ||x_i|| <= 1]); Electricity (features clipped to
@@ -91,7 +97,11 @@ fn main() -> Result<()> {
                 &list(3, &[0.3, 1.0, 3.0])?,
             )?
         }
-        _ => bail!("usage: defaults_and_selection compare|calibrate [SEEDS]"),
+        Some("algorithms") => {
+            let seeds: u64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(5);
+            algorithms(seeds)?
+        }
+        _ => bail!("usage: defaults_and_selection compare|calibrate|algorithms [SEEDS]"),
     }
     println!("\nWall time {:.0} s.", start.elapsed().as_secs_f64());
     Ok(())
@@ -469,6 +479,103 @@ fn calibrate(seeds: u64, pass_factors: &[f64], clip_factors: &[f64]) -> Result<(
                 }
             }
             println!("{line}");
+        }
+    }
+    Ok(())
+}
+
+/// Test accuracy of `s` on `d`, mean over `seeds` seeded fits (a diverged fit counts 0).
+fn mean_accuracy<S: Solver<DenseDesign> + ?Sized>(
+    s: &S,
+    train: &Dataset<DenseDesign>,
+    test: &Dataset<DenseDesign>,
+    seeds: u64,
+) -> Result<f64> {
+    let mut sum = 0.0;
+    for seed in 0..seeds {
+        sum += match s.fit_seeded(train, 1000 + seed) {
+            Ok(f) => f.model.accuracy(test)?,
+            Err(dp_optim::OptimError::Diverged(_)) => 0.0,
+            Err(e) => return Err(e.into()),
+        };
+    }
+    Ok(sum / seeds as f64)
+}
+
+/// Rows divided by `r` (public), for DP-SCD's rows of norm at most 1.
+fn rows_divided(d: &Dataset<DenseDesign>, r: f64) -> Result<Dataset<DenseDesign>> {
+    rows_of(d, |x| x.iter().map(|v| v / r).collect())
+}
+
+fn algorithms(seeds: u64) -> Result<()> {
+    use dp_optim::{CdParams, DpGcdParams, DpScdParams, DpSgdParams};
+    println!(
+        "No-tuning defaults of each private algorithm: test accuracy, mean of {seeds} seeded fits \
+         (passes, or DP-GCD iterations, in brackets). Logistic loss, L2 {LAMBDA}, delta = 1 / n_train^2.\n"
+    );
+    println!("| data | eps | dp-cd | dp-gcd | dp-sgd | dp-scd | non-private | majority |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for d in datasets()? {
+        let (n, p) = (d.train.n_samples(), d.train.n_features());
+        let delta = 1.0 / (n as f64).powi(2);
+        let l2 = || L2::new(LAMBDA);
+
+        // Non-private: the M_j = c mean_i x_ij^2 computed from the data (no privacy here),
+        // with c for an all-zero training column (whose coefficient stays 0).
+        let m: Vec<f64> = (0..p)
+            .map(|j| {
+                let c = d.train.x().col(j);
+                let v = 0.25 * c.iter().map(|x| x * x).sum::<f64>() / n as f64;
+                if v > 0.0 {
+                    v
+                } else {
+                    0.25
+                }
+            })
+            .collect();
+        let nonpriv = CdParams::new(Logistic, l2()?)
+            .passes(200)
+            .smoothness(Smoothness::Given(
+                dp_models::constants::Tagged::data_non_private(m),
+            ))
+            .build()?;
+        let np_acc = mean_accuracy(&nonpriv, &d.train, &d.test, 1)?;
+        // DP-SCD: rows of norm <= 1.
+        let r = d.bounds.effective_row_norm()?.max(1.0);
+        let (scd_train, scd_test) = if r > 1.0 {
+            (rows_divided(&d.train, r)?, rows_divided(&d.test, r)?)
+        } else {
+            (d.train.clone(), d.test.clone())
+        };
+        let scd_bounds = PublicBounds::uniform(p, 1.0 / r).with_row_norm(1.0);
+        for eps in [0.1, 1.0, 5.0] {
+            let (cd, cdd) = DpCdParams::defaults_for(Logistic, l2()?, eps, delta, &d.bounds, n, p)?;
+            let (gcd, gcdd) =
+                DpGcdParams::defaults_for(Logistic, l2()?, eps, delta, &d.bounds, n, p)?;
+            let (sgd, sgdd) =
+                DpSgdParams::defaults_for(Logistic, l2()?, eps, delta, &d.bounds, n, p)?;
+            let (scd, scdd) = DpScdParams::defaults_for(
+                dp_models::Logistic,
+                l2()?,
+                eps,
+                delta,
+                &scd_bounds,
+                n,
+                p,
+            )?;
+            let a_cd = mean_accuracy(&cd.build()?, &d.train, &d.test, seeds)?;
+            let a_gcd = mean_accuracy(&gcd.build()?, &d.train, &d.test, seeds)?;
+            let a_sgd = mean_accuracy(&sgd.build()?, &d.train, &d.test, seeds)?;
+            let a_scd = mean_accuracy(&scd.build()?, &scd_train, &scd_test, seeds)?;
+            println!(
+                "| {} | {eps} | {a_cd:.3} ({}) | {a_gcd:.3} ({}) | {a_sgd:.3} ({}) | {a_scd:.3} ({}) | {np_acc:.3} | {:.3} |",
+                d.name,
+                cdd.passes,
+                gcdd.passes,
+                sgdd.passes,
+                scdd.passes,
+                majority(&d)
+            );
         }
     }
     Ok(())

@@ -12,9 +12,11 @@
 //! dp-erm predict --model model.json --data FILE [--target COL] [--out predictions.csv] [--json]
 //! ```
 //!
-//! `--feature-bound auto` or `--target-bound` (CSV input) run the library pipeline
-//! `dp_erm::Pipeline` instead (module `pipeline_path`): private or declared ranges
-//! charged with the fit, a model that predicts on raw rows (docs/pipeline.md).
+//! Every CSV fit runs the library pipeline `dp_erm::Pipeline` (module `pipeline_path`):
+//! declared, private (`auto`) or, by name, non-private ranges, charged with the fit, the
+//! library's no-tuning hyperparameters, a model that predicts on raw rows
+//! (docs/pipeline.md). Still on the direct solver path here (not yet in the pipeline):
+//! LIBSVM input, `--normalize-rows` and `--max-nonzeros`.
 //!
 //! The model file holds the releasable model only (coefficients, intercept, plan, ledger,
 //! guarantee) and the public schema needed to read new data (feature names, label
@@ -134,7 +136,9 @@ pub struct FitArgs {
     #[arg(long, value_enum)]
     algorithm: Algorithm,
     /// Fit an intercept (an unpenalised coefficient on a constant column of ones, fitted
-    /// privately with the others under the same guarantee).
+    /// privately with the others under the same guarantee). CSV fits (the library
+    /// pipeline) fit one by default for every algorithm but dp-scd / sdca; LIBSVM,
+    /// `--normalize-rows` and `--max-nonzeros` fits only with this flag.
     #[arg(long)]
     intercept: bool,
     /// Target epsilon (> 0) of the whole fit (private algorithms).
@@ -144,20 +148,22 @@ pub struct FitArgs {
     #[arg(long, allow_negative_numbers = true)]
     delta: Option<f64>,
     /// Passes over the data (CD: `p` coordinate updates each; SGD: `n / b` steps each;
-    /// DP-GCD: one greedy iteration each). Default for dp-cd with `--feature-bound`:
-    /// chosen by the no-tuning rules of `dp_optim::auto` (printed); otherwise 10.
+    /// DP-GCD: one greedy iteration each). Default for the private algorithms on CSV
+    /// input: the library's no-tuning rules (`dp_optim::auto`, printed under
+    /// `hyperparameters`); otherwise 10.
     #[arg(long, allow_negative_numbers = true)]
     passes: Option<u64>,
     /// Step scale `gamma` (steps `gamma / M_j`, or `gamma / beta` for SGD). Default for
-    /// dp-cd with `--feature-bound`: the rules' choice (1); otherwise 0.5.
+    /// dp-cd, dp-gcd and dp-sgd on CSV input: the rules' choice (1); otherwise 0.5.
     #[arg(long, allow_negative_numbers = true)]
     step: Option<f64>,
-    /// Clipping threshold `C` (private algorithms). Default for dp-cd with
-    /// `--feature-bound`: the rules' choice; otherwise 1.
+    /// Clipping threshold `C` (private algorithms). Default on CSV input: the rules'
+    /// choice (printed); otherwise 1.
     #[arg(long, allow_negative_numbers = true)]
     clip: Option<f64>,
-    /// DP-SGD batch size (at most the number of training rows). Default: 64, or all the
-    /// rows when there are fewer. Batches are drawn without replacement under
+    /// DP-SGD / DP-SCD batch size (at most the number of training rows). Default on CSV
+    /// input: the rules' round(sqrt(n)); otherwise 64 (DP-SGD, or all the rows when there
+    /// are fewer) and 1 (DP-SCD, SDCA). Batches are drawn without replacement under
     /// replace-one neighbours and accounted with subsampling amplification (Wang, Balle
     /// & Kasiviswanathan 2019).
     #[arg(long, allow_negative_numbers = true)]
@@ -165,21 +171,22 @@ pub struct FitArgs {
     /// Declared public bound `|x_ij| <= B`, chosen without looking at the data. Values
     /// beyond it are clipped to it (the output says how many); the smoothness constants
     /// follow from it, so no privacy is spent on them. Or `auto` (CSV input): per-column
-    /// ranges estimated privately on 20 % of epsilon, charged to the same ledger as the
-    /// fit; the fit then runs through the library pipeline `dp_erm::Pipeline`, which
-    /// clips and scales each column to its range and folds the scaling into the model,
-    /// so `predict` takes raw data (docs/pipeline.md).
+    /// ranges estimated privately on a share of epsilon (printed), charged to the same
+    /// ledger as the fit. Every CSV fit runs through the library pipeline
+    /// `dp_erm::Pipeline`, which clips and scales each column to its range and folds the
+    /// scaling into the model, so `predict` takes raw data (docs/pipeline.md).
     #[arg(long, allow_negative_numbers = true, value_name = "B|auto")]
     feature_bound: Option<BoundArg>,
     /// Regression (CSV input): clip the targets to a range and scale them, through the
     /// library pipeline `dp_erm::Pipeline`; the model predicts in your units. `Y`: the
     /// declared public bound `|y| <= Y`; `auto`: a range estimated privately on 15 % of
-    /// epsilon, charged to the same ledger as the fit. Needs `--feature-bound B|auto`.
+    /// epsilon, charged to the same ledger as the fit. Required for regression on CSV
+    /// input.
     #[arg(long, allow_negative_numbers = true, value_name = "Y|auto")]
     target_bound: Option<BoundArg>,
-    /// Pipeline path (`--feature-bound auto` or `--target-bound`): fit no intercept. That
-    /// path fits one by default (one more coordinate of the same private solver, no
-    /// separate charge); the other paths fit one only with `--intercept`.
+    /// CSV input (the library pipeline): fit no intercept. The pipeline fits one by
+    /// default (one more coordinate of the same private solver, no separate charge);
+    /// LIBSVM, `--normalize-rows` and `--max-nonzeros` fits only with `--intercept`.
     #[arg(long, conflicts_with = "intercept")]
     no_intercept: bool,
     /// Declared public bound: every record has at most K non-zero features, chosen

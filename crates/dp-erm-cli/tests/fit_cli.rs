@@ -942,3 +942,68 @@ fn max_nonzeros_overflow_with_intercept_is_an_error() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(!dir.join("m.json").exists());
 }
+
+/// Regression without `--target-bound`: refused for a private fit with declared bounds
+/// (the targets' scale must be declared or released), accepted where the caller already
+/// accepted non-private ranges — the non-private `cd`, or `--non-private-constants-from-data`
+/// — with the targets' range computed without privacy and said so.
+#[test]
+fn regression_without_a_target_bound_only_where_non_private_ranges_were_accepted() {
+    let dir = scratch("regression-target");
+    let mut s = String::from("x0,x1,y\n");
+    for i in 0..500 {
+        let a = ((i * 7919 % 1000) as f64 / 500.0) - 1.0;
+        let b = ((i * 104_729 % 997) as f64 / 498.5) - 1.0;
+        s.push_str(&format!("{a},{b},{}\n", 3.0 * a - 2.0 * b));
+    }
+    let train = dir.join("reg.csv");
+    std::fs::write(&train, s).unwrap();
+    let model = dir.join("m.json");
+    let fit = |extra: &[&str]| {
+        let mut c = dp_erm();
+        c.args([
+            "fit",
+            "--data",
+            train.to_str().unwrap(),
+            "--loss",
+            "squared",
+            "--model-out",
+            model.to_str().unwrap(),
+        ]);
+        c.args(extra);
+        run(&mut c)
+    };
+    let (ok, _, err) = fit(&[
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--feature-bound",
+        "1",
+    ]);
+    assert!(!ok && err.contains("needs --target-bound"), "{err}");
+    let (ok, out, err) = fit(&["--algorithm", "cd", "--passes", "50"]);
+    assert!(ok, "{out}\n{err}");
+    assert!(
+        out.contains("target_bound = none: the targets' min and max"),
+        "{out}"
+    );
+    assert!(out.contains("privacy = none"), "{out}");
+    let (ok, out, err) = fit(&[
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--non-private-constants-from-data",
+    ]);
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("uses_non_private_inputs = true"), "{out}");
+    assert!(
+        out.contains("target_bound = none: the targets' min and max"),
+        "{out}"
+    );
+}

@@ -380,6 +380,8 @@ pub struct FitReport {
     ///   for every row within the released (or declared) ranges;
     /// * [`FitWarning::SmoothnessFloored`]: a private constant was raised to its noise
     ///   level.
+    /// * [`FitWarning::UnreliableRanges`]: the private feature or target ranges had too
+    ///   little epsilon per release for the rows (likely wrong by orders of magnitude).
     ///
     /// Their text is also in [`Chosen::warnings`] (with the string warnings about the
     /// private ranges), so a front end that prints only that list shows them too.
@@ -837,7 +839,6 @@ impl Pipeline {
         // Reliability of the private ranges, from public quantities: the exponential
         // mechanism picks a candidate near the median with high probability when
         // eps n / 4 clearly exceeds ln(#candidates) (McSherry & Talwar 2007, Thm 8).
-        let k = crate::bounds::signed_candidates(&self.grid).len() as f64;
         let need = reliable_margin(&self.grid);
         for (what, e) in [
             ("feature", pre.feature_epsilon),
@@ -846,12 +847,13 @@ impl Pipeline {
             if let Some(e) = e {
                 let margin = e * n as f64 / 4.0;
                 if margin < need {
-                    chosen.warnings.push(format!(
-                        "private {what} ranges: each release has epsilon {e:.3} on {n} rows, \
-                         so eps n / 4 = {margin:.1} < ln({k}) + 3: the ranges are likely \
-                         wrong by orders of magnitude. Declare the {what} bounds, raise \
-                         epsilon or the share, or narrow the public grid"
-                    ));
+                    fit_warnings.push(FitWarning::UnreliableRanges {
+                        of: what.to_string(),
+                        epsilon: e,
+                        rows: n,
+                        margin,
+                        needed: need,
+                    });
                 }
             }
         }

@@ -359,6 +359,8 @@ fn a_budget_too_small_for_the_data_is_a_typed_warning() {
         .find(|w| matches!(w, FitWarning::BudgetTooSmall { used: 2, .. }))
         .expect("BudgetTooSmall at eps 0.1 on 455 rows");
     assert!(small.chosen.warnings.contains(&w.to_string()));
+    // One sentence, no run of spaces left by a broken line continuation.
+    assert!(!w.to_string().contains("  "), "{w}");
     let large = fit(5.0);
     assert!(
         !large
@@ -402,4 +404,29 @@ fn every_private_algorithm_takes_its_no_tuning_rules() {
         let given = fit(Pipeline::new(Task::Classification, alg).passes(3).clip(0.7));
         assert_eq!((given.chosen.passes, given.chosen.clip), (3, Some(0.7)));
     }
+}
+
+/// Issue 25: at eps 0.1 on diabetes's 354 training rows every range release has far too
+/// little epsilon, and the fit's MSE was thousands of times the mean's with only a string
+/// note; the result now carries a typed warning naming both ranges.
+#[test]
+fn unreliable_private_ranges_are_a_typed_warning() {
+    use dp_erm::optim::FitWarning;
+    let d = diabetes();
+    let r = auto_regression(0.1, 1).fit(&d).unwrap();
+    for of in ["feature", "target"] {
+        assert!(
+            r.warnings.iter().any(|w| matches!(
+                w,
+                FitWarning::UnreliableRanges { of: o, margin, needed, .. } if o == of && margin < needed
+            )),
+            "{of}: {:?}",
+            r.warnings
+        );
+    }
+    let big = auto_regression(50.0, 1).fit(&d).unwrap();
+    assert!(!big
+        .warnings
+        .iter()
+        .any(|w| matches!(w, FitWarning::UnreliableRanges { .. })));
 }

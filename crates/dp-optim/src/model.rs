@@ -186,6 +186,23 @@ pub enum FitWarning {
         /// `max |x^T w|` over rows within the declared bounds.
         largest_swing: f64,
     },
+    /// Ranges estimated privately before the fit (by a front end's pipeline, e.g.
+    /// `dp_erm::Pipeline`) from releases that each had too little epsilon for the rows:
+    /// the exponential mechanism's margin `eps n / 4` is below `needed = ln K + 3` for
+    /// `K` candidates, so the ranges may be off by orders of magnitude and the model with
+    /// them. A function of epsilon, `n` and the public grid only.
+    UnreliableRanges {
+        /// What the ranges bound: "feature" or "target".
+        of: String,
+        /// Epsilon of each release.
+        epsilon: f64,
+        /// Rows the releases were computed on.
+        rows: usize,
+        /// `epsilon * rows / 4`.
+        margin: f64,
+        /// The margin a reliable release needs.
+        needed: f64,
+    },
 }
 
 impl std::fmt::Display for FitWarning {
@@ -203,6 +220,19 @@ impl std::fmt::Display for FitWarning {
                  {wanted:.2} passes and the fit runs the minimum {used}; the noise \
                  dominates and the model may be no better than a constant prediction \
                  (raise epsilon, use more rows or fewer features)"
+            ),
+            FitWarning::UnreliableRanges {
+                of,
+                epsilon,
+                rows,
+                margin,
+                needed,
+            } => write!(
+                f,
+                "the private {of} ranges may be far off (orders of magnitude), and the \
+                 model with them: each release had epsilon {epsilon:.3} on {rows} rows \
+                 (eps n / 4 = {margin:.1} < {needed:.1}); declare the {of} bounds, raise \
+                 epsilon, or use more rows"
             ),
             FitWarning::ConstantPrediction {
                 intercept,

@@ -240,6 +240,15 @@ fn dp_gcd() -> Vec<String> {
         &data,
     ));
     out.push(fit(
+        "dp-gcd/zcdp/support-test",
+        base()
+            .variant(Variant::Zcdp)
+            .support_test(0.2)
+            .build()
+            .unwrap(),
+        &data,
+    ));
+    out.push(fit(
         "dp-gcd/laplace/private-mj",
         base()
             .smoothness(Smoothness::private(Tagged::public(vec![1.0; 4])))

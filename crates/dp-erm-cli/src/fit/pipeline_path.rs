@@ -197,7 +197,7 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
             );
         }
     }
-    if !classification && args.target_bound.is_none() {
+    if !classification && args.target_bound.is_none() && !non_private_target(args) {
         bail!(
             "regression needs --target-bound auto or --target-bound Y: the targets are \
              clipped to a range and scaled so that the fit sees values of size 1, and the \
@@ -223,6 +223,15 @@ fn feature_bounds(args: &FitArgs) -> FeatureBounds {
         Some(BoundArg::Auto) => FeatureBounds::private(),
         None => FeatureBounds::NonPrivateFromData,
     }
+}
+
+/// A regression without `--target-bound` takes the targets' min and max **without
+/// privacy** where the caller already accepted non-private ranges: by name
+/// (`--non-private-constants-from-data`) or with a non-private algorithm (cd, sdca).
+fn non_private_target(args: &FitArgs) -> bool {
+    args.target_bound.is_none()
+        && (args.non_private_constants_from_data
+            || matches!(args.algorithm, Algorithm::Cd | Algorithm::Sdca))
 }
 
 /// Runs `fit` through the pipeline; writes the model file and returns the report.
@@ -262,6 +271,9 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
     match args.target_bound {
         Some(BoundArg::Auto) => pipe = pipe.target_bound(TargetBound::private()),
         Some(BoundArg::Value(y)) => pipe = pipe.target_bound(TargetBound::Declared(y)),
+        None if task == Task::Regression && non_private_target(args) => {
+            pipe = pipe.target_bound(TargetBound::NonPrivateFromData)
+        }
         None => {}
     }
     if args.intercept {
@@ -418,7 +430,11 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
                 Some(BoundArg::Value(y)) => {
                     format!("|y| <= {} (declared public bound)", num(y))
                 }
-                _ => format!(
+                None => "none: the targets' min and max on the training rows, computed \
+                         WITHOUT privacy (--non-private-constants-from-data, or a \
+                         non-private algorithm)"
+                    .to_string(),
+                Some(BoundArg::Auto) => format!(
                     "private range on {} % of epsilon (charged, included in bounds_epsilon)",
                     fit.chosen.target_share.unwrap_or(DEFAULT_TARGET_SHARE) * 100.0
                 ),

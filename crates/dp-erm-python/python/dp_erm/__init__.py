@@ -20,6 +20,7 @@ from ._estimators import (
     DPLinearSVC,
     DPLogisticRegression,
     PrivateBoundsWarning,
+    UnreliableRangesWarning,
 )
 
 __all__ = [
@@ -33,4 +34,5 @@ __all__ = [
     "DPFitWarning",
     "BudgetTooSmallWarning",
     "ConstantPredictionWarning",
+    "UnreliableRangesWarning",
 ]

@@ -98,11 +98,17 @@ class ConstantPredictionWarning(DPFitWarning):
     """The released classifier predicts one class for every row within its ranges."""
 
 
+class UnreliableRangesWarning(DPFitWarning):
+    """The privately estimated ranges had too little epsilon per release for the rows:
+    they (and the model) are likely wrong by orders of magnitude; declare bounds."""
+
+
 def _warning_class(detail):
     kind = next(iter(detail)) if isinstance(detail, dict) and detail else str(detail)
     return {
         "BudgetTooSmall": BudgetTooSmallWarning,
         "ConstantPrediction": ConstantPredictionWarning,
+        "UnreliableRanges": UnreliableRangesWarning,
     }.get(kind, DPFitWarning)
 
 
