@@ -43,7 +43,7 @@ fn coordinate_loop(c: &mut Criterion) {
     g.throughput(Throughput::Bytes((n * p * 8) as u64));
     g.sample_size(20).measurement_time(Duration::from_secs(5));
     g.bench_function("read_sum_1e5x100", |b| {
-        let all = data.x().matrix().as_slice();
+        let all = data.x().col_major_values();
         b.iter(|| {
             let mut acc = [0.0f64; 4];
             for c4 in black_box(all).chunks_exact(4) {

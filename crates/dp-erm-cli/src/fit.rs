@@ -220,7 +220,7 @@ pub struct FitArgs {
     #[arg(long, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// Split each coordinate sweep over a dense design into K fixed pieces run on the
-    /// machine's cores (cd and dp-cd). Default: 2 for at least 65,536 rows, else 1 (a
+    /// machine's cores (cd and dp-cd). Default: 2 for at least 32,768 rows, else 1 (a
     /// rule on n only, so a seeded fit gives the same bits on any machine; different K
     /// differ in the last bits).
     #[arg(long)]
@@ -747,12 +747,12 @@ fn clipped_per_column<D: Design>(x: &D, bound: f64) -> Vec<usize> {
 }
 
 /// The default number of pieces each dense coordinate sweep is split into
-/// (`CdParams::threads`): 2 for columns of at least 65,536 rows (where the sweep is
-/// long enough to pay for a second core: the peers benchmark in docs/performance.md),
-/// else 1. A rule on the public `n` only, never on the machine's cores, so a seeded fit
+/// (`CdParams::threads`): 2 for columns of at least 32,768 rows (where the sweep is
+/// long enough to pay for a second core, now a persistent worker: Electricity's 45,312
+/// rows, docs/performance.md "The user's path"), else 1. A rule on the public `n` only, never on the machine's cores, so a seeded fit
 /// gives the same bits on any machine.
 pub fn default_threads(n_rows: usize, dense: bool) -> usize {
-    if dense && n_rows >= 65_536 {
+    if dense && n_rows >= 32_768 {
         2
     } else {
         1

@@ -87,17 +87,28 @@ fn main() {
         *v = ((st >> 11) as f64) / (1u64 << 53) as f64 - 0.5;
     }
     let r: Vec<f64> = (0..n).map(|i| (i as f64).sin()).collect();
+    // The same values on transparent huge pages (`dp_models::pages`, as `DenseDesign`
+    // stores its columns), and the residual too.
+    let xh = dp_models::pages::F64Buf::from_slice(&x);
+    let rh = dp_models::pages::F64Buf::from_slice(&r);
     let col = |j: usize| &x[j * n..(j + 1) * n];
+    let colh = |j: usize| &xh[j * n..(j + 1) * n];
     let bytes = (n * p * 8) as f64;
     println!(
         "n = {n}, p = {p}, {:.0} MB, level {}, {reps} repetitions",
         bytes / 1e6,
         dp_models::simd::level_name()
     );
-    let mut sweeps: Vec<(String, Sweep)> = vec![(
-        "simd::dot".into(),
-        Box::new(|| (0..p).map(|j| dp_models::simd::dot(col(j), &r)).sum()),
-    )];
+    let mut sweeps: Vec<(String, Sweep)> = vec![
+        (
+            "simd::dot".into(),
+            Box::new(|| (0..p).map(|j| dp_models::simd::dot(col(j), &r)).sum()),
+        ),
+        (
+            "simd::dot huge".into(),
+            Box::new(|| (0..p).map(|j| dp_models::simd::dot(colh(j), &rh)).sum()),
+        ),
+    ];
     for ahead in [0usize, 512, 1024, 2048, 4096] {
         let name = if ahead == 0 {
             "no hint".to_string()
@@ -106,8 +117,13 @@ fn main() {
         };
         let r = &r;
         sweeps.push((
-            name,
+            name.clone(),
             Box::new(move || (0..p).map(|j| dot_hint(col(j), r, ahead, true)).sum()),
+        ));
+        let rh = &rh;
+        sweeps.push((
+            format!("{name} huge"),
+            Box::new(move || (0..p).map(|j| dot_hint(colh(j), rh, ahead, true)).sum()),
         ));
     }
     {
@@ -122,6 +138,15 @@ fn main() {
             Box::new(move || {
                 (0..p)
                     .map(|j| sq.dense_col_grad_sum(col(j), r, None, None))
+                    .sum()
+            }),
+        ));
+        let rh = &rh;
+        sweeps.push((
+            "squared grad huge".into(),
+            Box::new(move || {
+                (0..p)
+                    .map(|j| sq.dense_col_grad_sum(colh(j), rh, None, None))
                     .sum()
             }),
         ));
@@ -155,7 +180,7 @@ fn main() {
         t.sort_by(f64::total_cmp);
         let med = t[t.len() / 2];
         println!(
-            "{name:17} median {:.3} ms  fastest {:.3} ms  {:.1} GB/s (median)",
+            "{name:22} median {:.3} ms  fastest {:.3} ms  {:.1} GB/s (median)",
             med * 1e3,
             t[0] * 1e3,
             bytes / med / 1e9

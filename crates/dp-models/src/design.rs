@@ -3,16 +3,19 @@
 //! Coordinate methods need fast access to a column (`X_{:,j}`); stochastic and dual
 //! methods need fast access to a row (`x_i`). Both implementations keep both layouts:
 //!
-//! * [`DenseDesign`]: column-major storage in a [`nalgebra::DMatrix`] plus a row-major copy
-//!   (built by [`DenseDesign::from_matrix_deferred_rows`] only on the first row access, so
-//!   that coordinate methods on large designs hold one copy).
+//! * [`DenseDesign`]: column-major storage plus a row-major copy (built by
+//!   [`DenseDesign::from_matrix_deferred_rows`] only on the first row access, so that
+//!   coordinate methods on large designs hold one copy). Both are [`F64Buf`]s: large
+//!   ones live on transparent huge pages ([`crate::pages`]), which the column sweeps of
+//!   the coordinate methods read about 1.6x faster than 4 KiB pages.
 //! * [`SparseDesign`]: compressed sparse columns (CSC) plus a compressed sparse rows (CSR)
 //!   copy; only non-zeros are visited.
 //!
 //! Solvers are generic over [`Design`], so the column loops inline and allocate nothing.
 
 use crate::error::{ModelError, Result};
-use nalgebra::DMatrix;
+use crate::pages::F64Buf;
+use nalgebra::{DMatrix, DMatrixView};
 use std::sync::OnceLock;
 
 /// Read access to an `n x p` design matrix, by column and by row.
@@ -223,27 +226,30 @@ fn check_finite_col_major(values: &[f64], n: usize) -> Result<()> {
 /// `row_axpy`, `for_each_in_row`, ...). Equality compares the values only.
 #[derive(Debug, Clone)]
 pub struct DenseDesign {
-    cols: DMatrix<f64>,
-    rows: OnceLock<Vec<f64>>,
+    n: usize,
+    p: usize,
+    /// Column-major values, `n * p`.
+    cols: F64Buf,
+    rows: OnceLock<F64Buf>,
 }
 
 impl PartialEq for DenseDesign {
     fn eq(&self, other: &Self) -> bool {
         // The row-major copy is a function of the columns (built or not yet).
-        self.cols == other.cols
+        (self.n, self.p) == (other.n, other.p) && self.cols == other.cols
     }
 }
 
 /// The row-major copy of a column-major `n x p` slice.
-fn transpose_to_rows(cols: &[f64], n: usize, p: usize) -> Vec<f64> {
-    let mut rows = vec![0.0; n * p];
-    for j in 0..p {
-        let col = &cols[j * n..(j + 1) * n];
-        for (i, &x) in col.iter().enumerate() {
-            rows[i * p + j] = x;
+fn transpose_to_rows(cols: &[f64], n: usize, p: usize) -> F64Buf {
+    F64Buf::from_fn(n * p, |rows| {
+        for j in 0..p {
+            let col = &cols[j * n..(j + 1) * n];
+            for (i, &x) in col.iter().enumerate() {
+                rows[i * p + j] = x;
+            }
         }
-    }
-    rows
+    })
 }
 
 fn check_non_empty(n: usize, p: usize) -> Result<()> {
@@ -263,12 +269,15 @@ impl DenseDesign {
         check_finite_col_major(cols.as_slice(), n)?;
         let rows = transpose_to_rows(cols.as_slice(), n, p);
         Ok(Self {
-            cols,
+            n,
+            p,
+            cols: F64Buf::from_vec(cols.data.into()),
             rows: OnceLock::from(rows),
         })
     }
 
-    /// Builds from a column-major matrix (taken by value, not copied) without building
+    /// Builds from a column-major matrix (taken by value; copied onto huge pages when
+    /// large, see [`crate::pages`]) without building
     /// the row-major copy: it is built on the first row access, and until then the
     /// design holds `8 n p` bytes instead of `16 n p`. For coordinate methods (CD,
     /// DP-CD, greedy CD, Frank-Wolfe over columns), which read columns only, on designs
@@ -291,13 +300,15 @@ impl DenseDesign {
         check_non_empty(n, p)?;
         check_finite_col_major(cols.as_slice(), n)?;
         Ok(Self {
-            cols,
+            n,
+            p,
+            cols: F64Buf::from_vec(cols.data.into()),
             rows: OnceLock::new(),
         })
     }
 
     /// Builds from `p` columns of `n` values each, given column after column and taken
-    /// by value (not copied), without the row-major copy (built on the first row
+    /// by value (copied onto huge pages when large, see [`crate::pages`]), without the row-major copy (built on the first row
     /// access, as [`DenseDesign::from_matrix_deferred_rows`]). Fails on a length other
     /// than `n * p`, on empty or on non-finite data.
     ///
@@ -318,7 +329,13 @@ impl DenseDesign {
             )));
         }
         check_non_empty(n, p)?;
-        Self::from_matrix_deferred_rows(DMatrix::from_vec(n, p, data))
+        check_finite_col_major(&data, n)?;
+        Ok(Self {
+            n,
+            p,
+            cols: F64Buf::from_vec(data),
+            rows: OnceLock::new(),
+        })
     }
 
     /// Whether the row-major copy has been built (always, except for a design from
@@ -358,28 +375,39 @@ impl DenseDesign {
                 "design has {n} rows and {p} columns; need at least one of each"
             )));
         }
-        Self::from_matrix(DMatrix::from_column_slice(n, p, data))
+        check_finite_col_major(data, n)?;
+        Ok(Self {
+            n,
+            p,
+            cols: F64Buf::from_slice(data),
+            rows: OnceLock::from(transpose_to_rows(data, n, p)),
+        })
     }
 
     /// Column `j` as a contiguous slice of length `n`.
     #[inline]
     pub fn col(&self, j: usize) -> &[f64] {
-        let n = self.cols.nrows();
-        &self.cols.as_slice()[j * n..(j + 1) * n]
+        let n = self.n;
+        &self.cols[j * n..(j + 1) * n]
     }
 
     /// Row `i` as a contiguous slice of length `p`.
     #[inline]
     pub fn row(&self, i: usize) -> &[f64] {
-        let (n, p) = self.cols.shape();
+        let (n, p) = (self.n, self.p);
         let rows = self
             .rows
-            .get_or_init(|| transpose_to_rows(self.cols.as_slice(), n, p));
+            .get_or_init(|| transpose_to_rows(&self.cols, n, p));
         &rows[i * p..(i + 1) * p]
     }
 
-    /// The column-major matrix.
-    pub fn matrix(&self) -> &DMatrix<f64> {
+    /// The column-major matrix (a view of the stored values; `clone_owned` copies it).
+    pub fn matrix(&self) -> DMatrixView<'_, f64> {
+        DMatrixView::from_slice(&self.cols, self.n, self.p)
+    }
+
+    /// The `n * p` values, column after column.
+    pub fn col_major_values(&self) -> &[f64] {
         &self.cols
     }
 }
@@ -387,17 +415,17 @@ impl DenseDesign {
 impl Design for DenseDesign {
     #[inline]
     fn n_samples(&self) -> usize {
-        self.cols.nrows()
+        self.n
     }
     #[inline]
     fn n_features(&self) -> usize {
-        self.cols.ncols()
+        self.p
     }
     fn nnz(&self) -> usize {
-        self.cols.len()
+        self.n * self.p
     }
     fn col_nnz(&self, _j: usize) -> usize {
-        self.cols.nrows()
+        self.n
     }
     #[inline]
     fn for_each_in_col<F: FnMut(usize, f64)>(&self, j: usize, mut f: F) {
@@ -517,12 +545,12 @@ impl ClipValues for DenseDesign {
     }
 
     fn zero_entries(&mut self, entries: &[(usize, usize)]) -> Result<usize> {
-        let (n, p) = (self.cols.nrows(), self.cols.ncols());
+        let (n, p) = (self.n, self.p);
         check_positions(entries, n, p)?;
         let mut changed = 0;
         for &(i, j) in entries {
-            if self.cols[(i, j)] != 0.0 {
-                self.cols[(i, j)] = 0.0;
+            if self.cols[j * n + i] != 0.0 {
+                self.cols[j * n + i] = 0.0;
                 changed += 1;
             }
             if let Some(rows) = self.rows.get_mut() {
@@ -781,7 +809,7 @@ mod tests {
     #[test]
     fn deferred_rows_match_the_eager_design() {
         let eager = small();
-        let cols = eager.matrix().clone();
+        let cols = eager.matrix().clone_owned();
         let lazy = DenseDesign::from_matrix_deferred_rows(cols.clone()).unwrap();
         assert!(eager.has_row_copy());
         assert!(!lazy.has_row_copy());
@@ -828,7 +856,7 @@ mod tests {
 
     #[test]
     fn deferred_rows_are_built_once_across_threads() {
-        let d = DenseDesign::from_matrix_deferred_rows(small().matrix().clone()).unwrap();
+        let d = DenseDesign::from_matrix_deferred_rows(small().matrix().clone_owned()).unwrap();
         std::thread::scope(|s| {
             for _ in 0..4 {
                 s.spawn(|| assert_eq!(d.row(2), &[0.0, 4.0]));

@@ -11,6 +11,7 @@ pub mod io;
 pub mod loss;
 pub mod metrics;
 pub mod objective;
+pub mod pages;
 pub mod penalty;
 pub mod preprocess;
 pub mod reference;

@@ -450,7 +450,7 @@ mod tests {
         let (n, p, lam) = (40, 6, 0.3);
         let (xs, y) = random_data(n, p, 7);
         let x = DenseDesign::from_row_major(n, p, &xs).unwrap();
-        let xm = x.matrix().clone();
+        let xm = x.matrix().clone_owned();
         let d = Dataset::new(x, y.clone()).unwrap();
         let loss = Squared::half();
         let pen = L2::new(lam).unwrap();

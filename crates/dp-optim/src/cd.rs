@@ -16,7 +16,7 @@
 use crate::constants::{resolve_for_twin, Smoothness};
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::{
-    objective_from_predictor, ClipRule, ColumnKernels, CoordNoise, NoClip, NoNoise,
+    objective_from_predictor, with_sweeper, ClipRule, ColumnKernels, CoordNoise, NoClip, NoNoise,
 };
 use crate::model::{Diagnostics, Fitted, LinearModel};
 pub use crate::schedule::{Averaging, CoordinateOrder, Schedule};
@@ -80,7 +80,6 @@ where
     // same as with a separate update.
     let mut pending: Option<(usize, f64)> = None;
     let hint = selector.hints();
-    let chunked = prob.chunks > 1;
     // Lazy averaging state: acc_j = sum of theta_j^k over the k already
     // passed, last_j = first index k whose value is the current w_j.
     let (mut acc, mut last) = if schedule.averaged {
@@ -88,63 +87,65 @@ where
     } else {
         (Vec::new(), Vec::new())
     };
-    for _t in 0..schedule.outer {
-        if schedule.averaged {
-            acc.iter_mut().for_each(|a| *a = 0.0);
-            last.iter_mut().for_each(|l| *l = 1);
-        }
-        for k in 0..schedule.inner {
-            let j = selector.next(coord_rng);
-            // Cache hints for coordinates drawn ahead (they change no result): a
-            // coordinate's column, iterate and step sit at random places of arrays
-            // of length p in random order.
-            if hint {
-                if let Some(far) = selector.ahead(LOOKAHEAD) {
-                    prob.x.prefetch_col_start(far);
-                }
-                if let Some(near) = selector.ahead(LOOKAHEAD / 2) {
-                    prob.x.prefetch_col(near);
-                    prefetch(&w[near]);
-                    prefetch(&prob.steps[near]);
-                    clip.prefetch(near);
-                    noise.prefetch(near);
-                }
-            }
-            let g = if chunked {
-                prob.x.step_grad_sum_chunked(
-                    pending.take(),
-                    j,
-                    prob.loss,
-                    z,
-                    y,
-                    clip.for_coord(j),
-                    prob.chunks,
-                )
-            } else {
-                prob.x
-                    .step_grad_sum(pending.take(), j, prob.loss, z, y, clip.for_coord(j))
-            } * inv_n;
-            let g = noise.perturb(j, g);
-            let old = w[j];
-            let step = prob.steps[j];
-            let new = prob.penalty.prox_1d(j, old - step * g, step);
-            if new != old {
+    // The sweeps run in blocks of epochs between which the whole predictor is
+    // needed: one block of every epoch without averaging, one block per epoch with it
+    // (the epoch ends with `z = X wbar`). A two-thread sweeper (`with_sweeper`) keeps
+    // its worker for a whole block.
+    let (blocks, per_block) = if schedule.averaged {
+        (schedule.outer, 1)
+    } else {
+        (1, schedule.outer)
+    };
+    for _block in 0..blocks {
+        with_sweeper(prob.x, prob.loss, z, y, prob.chunks, |sweep| {
+            for _t in 0..per_block {
                 if schedule.averaged {
-                    acc[j] += old * ((k + 1 - last[j]) as f64);
-                    last[j] = k + 1;
+                    acc.iter_mut().for_each(|a| *a = 0.0);
+                    last.iter_mut().for_each(|l| *l = 1);
                 }
-                pending = Some((j, new - old));
-                w[j] = new;
-            } else {
-                zero_steps += 1;
+                for k in 0..schedule.inner {
+                    let j = selector.next(coord_rng);
+                    // Cache hints for coordinates drawn ahead (they change no result): a
+                    // coordinate's column, iterate and step sit at random places of arrays
+                    // of length p in random order.
+                    if hint {
+                        if let Some(far) = selector.ahead(LOOKAHEAD) {
+                            prob.x.prefetch_col_start(far);
+                        }
+                        if let Some(near) = selector.ahead(LOOKAHEAD / 2) {
+                            prob.x.prefetch_col(near);
+                            prefetch(&w[near]);
+                            prefetch(&prob.steps[near]);
+                            clip.prefetch(near);
+                            noise.prefetch(near);
+                        }
+                    }
+                    let g = sweep.step(pending.take(), j, clip.for_coord(j)) * inv_n;
+                    let g = noise.perturb(j, g);
+                    let old = w[j];
+                    let step = prob.steps[j];
+                    let new = prob.penalty.prox_1d(j, old - step * g, step);
+                    if new != old {
+                        if schedule.averaged {
+                            acc[j] += old * ((k + 1 - last[j]) as f64);
+                            last[j] = k + 1;
+                        }
+                        pending = Some((j, new - old));
+                        w[j] = new;
+                    } else {
+                        zero_steps += 1;
+                    }
+                }
+                if schedule.averaged {
+                    let kk = schedule.inner;
+                    for j in 0..p {
+                        acc[j] += w[j] * ((kk + 1 - last[j]) as f64);
+                        w[j] = acc[j] / kk as f64;
+                    }
+                }
             }
-        }
+        });
         if schedule.averaged {
-            let kk = schedule.inner;
-            for j in 0..p {
-                acc[j] += w[j] * ((kk + 1 - last[j]) as f64);
-                w[j] = acc[j] / kk as f64;
-            }
             // z is recomputed from the averaged w: a pending update is obsolete.
             pending = None;
             prob.x.matvec(w, z);

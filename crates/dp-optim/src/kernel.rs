@@ -8,6 +8,7 @@
 use crate::error::Result;
 use crate::support::RowSupport;
 use dp_models::{ClipValues, DenseDesign, Design, Loss, SparseDesign};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Per-sample clipping of a scalar: `sign(v) min(|v|, c)`.
 pub trait Clip: Copy {
@@ -202,6 +203,14 @@ pub trait ColumnKernels: Design {
         self.step_grad_sum(update, j, loss, z, y, clip)
     }
 
+    /// This design as a dense column-major design, if it is one: the two-thread sweep
+    /// ([`with_sweeper`]) hands the second half of every column to a worker thread
+    /// that reads the columns itself. `None` (the default) keeps the rayon split of
+    /// [`ColumnKernels::step_grad_sum_chunked`].
+    fn as_dense(&self) -> Option<&DenseDesign> {
+        None
+    }
+
     /// A copy of this design with every record projected onto the public row-support
     /// `bound` ([`RowSupport::project`]: the largest-magnitude non-zeros a record may
     /// have, the others set to 0), and how many records changed; `None` when every
@@ -312,6 +321,11 @@ impl ColumnKernels for DenseDesign {
     }
 
     #[inline]
+    fn as_dense(&self) -> Option<&DenseDesign> {
+        Some(self)
+    }
+
+    #[inline]
     fn col_grad_sum<L: Loss + ?Sized, C: Clip>(
         &self,
         j: usize,
@@ -400,6 +414,275 @@ fn split_step<L: Loss + ?Sized>(
     l + r
 }
 
+/// The row where the left piece of a 2-piece split ends (a multiple of 64, as in
+/// [`split_step`]); `None` when the column is too short to split.
+fn split_point(n: usize) -> Option<usize> {
+    let h = n / 2 / 64 * 64;
+    (h > 0 && h < n).then_some(h)
+}
+
+/// How the coordinate steps of one run sweep the data: on the calling thread (pieces,
+/// if any, through `rayon`), or split in two with a persistent worker thread that owns
+/// the second half of the predictor for the whole run.
+pub(crate) enum Sweeper<'a, D, L: ?Sized> {
+    /// [`ColumnKernels::step_grad_sum`] or its chunked form.
+    Local {
+        x: &'a D,
+        loss: &'a L,
+        z: &'a mut [f64],
+        y: Option<&'a [f64]>,
+        chunks: usize,
+    },
+    /// Two pieces at [`split_point`]: the first on the calling thread, the second on
+    /// the worker.
+    Paired(Paired<'a, L>),
+}
+
+impl<D: ColumnKernels, L: Loss + ?Sized> Sweeper<'_, D, L> {
+    /// One coordinate step: applies the pending update `z += a X_{:,k}` and returns the
+    /// clipped gradient sum of column `j` ([`ColumnKernels::step_grad_sum`]).
+    #[inline]
+    pub(crate) fn step<C: Clip>(&mut self, update: Option<(usize, f64)>, j: usize, clip: C) -> f64 {
+        match self {
+            Sweeper::Local {
+                x,
+                loss,
+                z,
+                y,
+                chunks,
+            } => {
+                if *chunks > 1 {
+                    x.step_grad_sum_chunked(update, j, *loss, z, *y, clip, *chunks)
+                } else {
+                    x.step_grad_sum(update, j, *loss, z, *y, clip)
+                }
+            }
+            Sweeper::Paired(p) => p.step(update, j, clip.bound()),
+        }
+    }
+}
+
+/// Runs `body` with the [`Sweeper`] for `chunks` pieces per step over the predictor
+/// `z` (and the labels `y`, `None` for a residual).
+///
+/// With `chunks == 2` on a dense design whose columns are long enough to split, and
+/// when the process may run two threads at once (`available_parallelism`), the second
+/// piece of every step runs on one worker thread started here and stopped before this
+/// returns (a scoped thread: it borrows the design, the loss and the second half of
+/// `z`). The caller and the worker hand each other the steps through atomics and
+/// spin (then yield) while waiting, which costs well under a microsecond per step,
+/// where `rayon::join` had to wake a sleeping thread (measured in `docs/performance.md`,
+/// "Two cores"). The pieces, their kernels and the order of the final addition are
+/// those of [`ColumnKernels::step_grad_sum_chunked`] with 2 chunks, so every result
+/// is bit-for-bit the same as there (tested).
+pub(crate) fn with_sweeper<D, L, R>(
+    x: &D,
+    loss: &L,
+    z: &mut [f64],
+    y: Option<&[f64]>,
+    chunks: usize,
+    body: impl FnOnce(&mut Sweeper<'_, D, L>) -> R,
+) -> R
+where
+    D: ColumnKernels,
+    L: Loss + ?Sized,
+{
+    let paired = chunks == 2
+        && std::thread::available_parallelism().is_ok_and(|k| k.get() >= 2)
+        && x.as_dense()
+            .is_some_and(|d| split_point(d.n_samples()).is_some());
+    match x.as_dense() {
+        Some(d) if paired => {
+            let n = d.n_samples();
+            let h = split_point(n).unwrap_or(0);
+            let mailbox = Mailbox::default();
+            std::thread::scope(|scope| {
+                let (zl, zr) = z[..n].split_at_mut(h);
+                let (yl, yr) = match y {
+                    Some(y) => (Some(&y[..h]), Some(&y[h..n])),
+                    None => (None, None),
+                };
+                let mb = &mailbox;
+                scope.spawn(move || worker(mb, d, loss, zr, yr, h));
+                // Stops the worker however `body` ends (a panic included), so that
+                // the scope can join it.
+                let _stop = StopOnDrop(mb);
+                let mut sweeper = Sweeper::Paired(Paired {
+                    mailbox: mb,
+                    d,
+                    loss,
+                    z: zl,
+                    y: yl,
+                    h,
+                    seq: 0,
+                });
+                body(&mut sweeper)
+            })
+        }
+        _ => body(&mut Sweeper::Local {
+            x,
+            loss,
+            z,
+            y,
+            chunks,
+        }),
+    }
+}
+
+/// The steps handed from the caller to the worker. A step is posted by writing its
+/// fields, then its number to `posted` (release); the worker answers with the result,
+/// then the number in `done` (release).
+#[derive(Default)]
+struct Mailbox {
+    posted: AtomicU64,
+    done: AtomicU64,
+    j: AtomicUsize,
+    /// Column of the pending update (`usize::MAX`: none).
+    k: AtomicUsize,
+    /// Bits of the update's step `a`.
+    a: AtomicU64,
+    /// Bits of the clipping threshold, or `NO_CLIP`.
+    clip: AtomicU64,
+    result: AtomicU64,
+    /// Set when the worker has stopped on a panic.
+    failed: AtomicBool,
+}
+
+/// `posted` value that stops the worker.
+const STOP: u64 = u64::MAX;
+/// `clip` value meaning no clipping (a NaN payload no threshold has: thresholds are
+/// positive).
+const NO_CLIP: u64 = u64::MAX;
+/// Spins (`spin_loop` hints, about 100 µs in all) before a waiting thread starts to
+/// yield its core to other processes.
+const SPINS_BEFORE_YIELD: u32 = 1 << 12;
+
+/// Waits until `cond(atomic)` holds (acquire), spinning then yielding; panics if the
+/// worker died (only a panic of the loss can kill it, and it is re-raised by the scope).
+#[inline]
+fn wait_until(atomic: &AtomicU64, failed: &AtomicBool, cond: impl Fn(u64) -> bool) -> u64 {
+    let mut spins = 0u32;
+    loop {
+        let v = atomic.load(Ordering::Acquire);
+        if cond(v) {
+            return v;
+        }
+        if failed.load(Ordering::Relaxed) {
+            panic!("the sweep worker thread panicked");
+        }
+        if spins < SPINS_BEFORE_YIELD {
+            spins += 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+struct StopOnDrop<'a>(&'a Mailbox);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.posted.store(STOP, Ordering::Release);
+    }
+}
+
+/// Marks the mailbox failed if the worker unwinds.
+struct FailOnUnwind<'a>(&'a Mailbox);
+
+impl Drop for FailOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.failed.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The left piece of a split step, on the calling thread (what [`split_step`] computes
+/// for its base case).
+#[inline]
+fn piece<L: Loss + ?Sized>(
+    loss: &L,
+    update: Option<(&[f64], f64)>,
+    x: &[f64],
+    z: &mut [f64],
+    y: Option<&[f64]>,
+    clip: Option<f64>,
+) -> f64 {
+    match update {
+        Some((xk, a)) => loss.dense_step_grad_sum((xk, a), x, z, y, clip),
+        None => loss.dense_col_grad_sum(x, z, y, clip),
+    }
+}
+
+/// The worker: runs the second piece (rows `h..n`) of every posted step until stopped.
+fn worker<L: Loss + ?Sized>(
+    mb: &Mailbox,
+    d: &DenseDesign,
+    loss: &L,
+    z: &mut [f64],
+    y: Option<&[f64]>,
+    h: usize,
+) {
+    let _fail = FailOnUnwind(mb);
+    let mut last = 0u64;
+    loop {
+        let t = wait_until(&mb.posted, &mb.failed, |v| v != last);
+        if t == STOP {
+            return;
+        }
+        last = t;
+        let j = mb.j.load(Ordering::Relaxed);
+        let k = mb.k.load(Ordering::Relaxed);
+        let a = f64::from_bits(mb.a.load(Ordering::Relaxed));
+        let clip = match mb.clip.load(Ordering::Relaxed) {
+            NO_CLIP => None,
+            bits => Some(f64::from_bits(bits)),
+        };
+        let update = (k != usize::MAX).then(|| (&d.col(k)[h..], a));
+        let r = piece(loss, update, &d.col(j)[h..], z, y, clip);
+        mb.result.store(r.to_bits(), Ordering::Relaxed);
+        mb.done.store(t, Ordering::Release);
+    }
+}
+
+/// The calling thread's side of a two-thread sweep (see [`with_sweeper`]).
+pub(crate) struct Paired<'a, L: ?Sized> {
+    mailbox: &'a Mailbox,
+    d: &'a DenseDesign,
+    loss: &'a L,
+    /// Rows `0..h` of the predictor and labels.
+    z: &'a mut [f64],
+    y: Option<&'a [f64]>,
+    h: usize,
+    seq: u64,
+}
+
+impl<L: Loss + ?Sized> Paired<'_, L> {
+    #[inline]
+    fn step(&mut self, update: Option<(usize, f64)>, j: usize, clip: Option<f64>) -> f64 {
+        let update = match update {
+            Some((k, a)) if a != 0.0 => Some((k, a)),
+            _ => None,
+        };
+        let mb = self.mailbox;
+        self.seq += 1;
+        let (k, a) = update.unwrap_or((usize::MAX, 0.0));
+        mb.j.store(j, Ordering::Relaxed);
+        mb.k.store(k, Ordering::Relaxed);
+        mb.a.store(a.to_bits(), Ordering::Relaxed);
+        mb.clip
+            .store(clip.map_or(NO_CLIP, f64::to_bits), Ordering::Relaxed);
+        mb.posted.store(self.seq, Ordering::Release);
+        let h = self.h;
+        let upd = update.map(|(k, a)| (&self.d.col(k)[..h], a));
+        let l = piece(self.loss, upd, &self.d.col(j)[..h], self.z, self.y, clip);
+        let seq = self.seq;
+        wait_until(&mb.done, &mb.failed, |v| v == seq);
+        l + f64::from_bits(mb.result.load(Ordering::Relaxed))
+    }
+}
+
 /// `F(w) = (1/n) sum_i loss(z_i, y_i) + penalty(w)` from a predictor `z = X w`.
 pub(crate) fn objective_from_predictor<L: Loss + ?Sized, P: dp_models::Penalty + ?Sized>(
     loss: &L,
@@ -462,6 +745,57 @@ mod tests {
                 want += Clamp(c).clip(Logistic.derivative(z0[i], y[i]) * x);
             });
             assert_eq!(got.to_bits(), want.to_bits());
+        }
+    }
+
+    /// The two-thread sweeper (a persistent worker for the second piece) computes what
+    /// the 2-chunk rayon split computes, bit for bit: sums and predictor.
+    #[test]
+    fn paired_sweeper_matches_the_two_chunk_split_bit_for_bit() {
+        let (n, p) = (1000, 4);
+        let data: Vec<f64> = (0..n * p)
+            .map(|k| (k as f64 * 0.37).sin() * 2.0)
+            .collect();
+        let d = DenseDesign::from_col_major(n, p, &data).unwrap();
+        let z0: Vec<f64> = (0..n).map(|i| (i as f64 * 0.9).cos()).collect();
+        let y: Vec<f64> = (0..n)
+            .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        let steps = [
+            (None, 0),
+            (Some((1, 0.3)), 2),
+            (Some((2, 0.0)), 3),
+            (Some((3, -0.7)), 0),
+            (Some((0, 1e-3)), 0),
+        ];
+        let two_cores = std::thread::available_parallelism().is_ok_and(|k| k.get() >= 2);
+        for c in [0.05, 0.5, f64::INFINITY] {
+            for labels in [Some(&y[..]), None] {
+                let loss: &dyn Loss = if labels.is_some() {
+                    &Logistic
+                } else {
+                    &Squared::half()
+                };
+                let mut z1 = z0.clone();
+                let want: Vec<u64> = steps
+                    .iter()
+                    .map(|&(u, j)| {
+                        d.step_grad_sum_chunked(u, j, loss, &mut z1, labels, Clamp(c), 2)
+                            .to_bits()
+                    })
+                    .collect();
+                let mut z2 = z0.clone();
+                let got: Vec<u64> = with_sweeper(&d, loss, &mut z2, labels, 2, |sw| {
+                    assert_eq!(matches!(sw, Sweeper::Paired(_)), two_cores);
+                    steps
+                        .iter()
+                        .map(|&(u, j)| sw.step(u, j, Clamp(c)).to_bits())
+                        .collect()
+                });
+                assert_eq!(got, want, "c = {c}");
+                let bits = |z: &[f64]| z.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&z2), bits(&z1));
+            }
         }
     }
 
