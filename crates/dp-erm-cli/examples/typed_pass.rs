@@ -17,7 +17,8 @@
 //! * `electricity`: logistic + L2 (1e-5) DP-CD at epsilon 1, delta 1/n^2, declared bound
 //!   1, step 1, clip 1, label `class` with UP = +1 (crates/dp-bench/data/electricity.csv).
 //!
-//! The seed is fixed (1): a timing harness, never a released model.
+//! The seed is fixed (1), and a seed lets anyone replay the noise: this is a timing
+//! harness, never a released model (a published model is fitted from OS entropy).
 
 use dp_models::constants::Tagged;
 use dp_models::io::{load_csv_data, CsvOptions, Target};
