@@ -204,7 +204,7 @@ pub trait ColumnKernels: Design {
     }
 
     /// This design as a dense column-major design, if it is one: the two-thread sweep
-    /// ([`with_sweeper`]) hands the second half of every column to a worker thread
+    /// (`with_sweeper`) hands the second half of every column to a worker thread
     /// that reads the columns itself. `None` (the default) keeps the rayon split of
     /// [`ColumnKernels::step_grad_sum_chunked`].
     fn as_dense(&self) -> Option<&DenseDesign> {
