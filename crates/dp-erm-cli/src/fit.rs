@@ -585,26 +585,10 @@ fn fit_report(args: &FitArgs) -> Result<Report> {
     if args.max_nonzeros == Some(0) {
         bail!("invalid --max-nonzeros 0: a record must be allowed at least one non-zero feature");
     }
-    if args.batch_size.is_some()
-        && !matches!(
-            args.algorithm,
-            Algorithm::DpSgd | Algorithm::DpScd | Algorithm::Sdca
-        )
-    {
-        bail!("--batch-size applies to --algorithm dp-sgd, dp-scd and sdca only");
-    }
     if args.normalize_rows && format == Format::Libsvm {
         bail!("--normalize-rows supports CSV input only: normalise the LIBSVM rows beforehand");
     }
-    if !(args.lambda.is_finite() && args.lambda >= 0.0) {
-        bail!(
-            "invalid --lambda {}: the penalty strength must be finite and >= 0",
-            args.lambda
-        );
-    }
-    if args.penalty == PenaltyArg::None && args.lambda != 0.0 {
-        bail!("--lambda given with --penalty none");
-    }
+    check_lambda(args)?;
     let labels = args.input.positive.clone().zip(args.input.negative.clone());
     // The loaders' errors name the file, the line, the column and the value.
     let data = load(
@@ -655,6 +639,20 @@ fn fit_report(args: &FitArgs) -> Result<Report> {
 
 /// `fit` refuses a CSV whose header names a column twice: the model file finds its
 /// columns by name, so `predict` could not tell them apart.
+/// The penalty strength: finite, >= 0, and 0 without a penalty (both fit paths).
+pub(crate) fn check_lambda(args: &FitArgs) -> Result<()> {
+    if !(args.lambda.is_finite() && args.lambda >= 0.0) {
+        bail!(
+            "invalid --lambda {}: the penalty strength must be finite and >= 0",
+            args.lambda
+        );
+    }
+    if args.penalty == PenaltyArg::None && args.lambda != 0.0 {
+        bail!("--lambda given with --penalty none");
+    }
+    Ok(())
+}
+
 fn check_unique_names(path: &Path, names: &[String], target: &str) -> Result<()> {
     let mut all: Vec<&str> = names.iter().map(String::as_str).collect();
     all.push(target);

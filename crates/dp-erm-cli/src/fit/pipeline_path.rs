@@ -169,15 +169,7 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
     if !private && (args.epsilon.is_some() || args.delta.is_some()) {
         bail!("--algorithm cd / sdca is not private: drop --epsilon / --delta, or choose dp-cd, dp-gcd, dp-sgd or dp-scd");
     }
-    if !(args.lambda.is_finite() && args.lambda >= 0.0) {
-        bail!(
-            "invalid --lambda {}: the penalty strength must be finite and >= 0",
-            args.lambda
-        );
-    }
-    if args.penalty == PenaltyArg::None && args.lambda != 0.0 {
-        bail!("--lambda given with --penalty none");
-    }
+    super::check_lambda(args)?;
     if matches!(args.algorithm, Algorithm::DpScd | Algorithm::Sdca) {
         let name = if args.algorithm == Algorithm::DpScd {
             "dp-scd"
