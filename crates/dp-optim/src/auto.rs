@@ -420,8 +420,9 @@ pub fn dp_sgd_defaults<L: Loss + ?Sized>(
 /// DP-SCD with hidden duals ([`crate::DualNoise::Hidden`], which
 /// [`DpScdParams::defaults_for`] sets): batches of `L = ceil(n / 4)` rows, clip
 /// `C = kappa lambda n / (L R^2)`, and `m` times the passes of [`dp_cd_defaults`]
-/// (unclamped, rounded, then clamped to `[5, 50]`); `kappa = 3, m = 10` for the losses
-/// with a bounded dual step (logistic, hinge), `kappa = 1, m = 1` for the squared loss.
+/// (unclamped, rounded, then clamped to `[10, 50]`); `kappa = 3, m = 10` for the losses
+/// with a bounded dual step (logistic, hinge), `kappa = min(1, epsilon / 5), m = 1` for
+/// the squared loss.
 ///
 /// Derivation. With hidden duals each record is in one batch per pass and the guarantee
 /// is `passes` Gaussian mechanisms: the noise std per step is `s 2 C R` with `s` of
@@ -433,8 +434,10 @@ pub fn dp_sgd_defaults<L: Loss + ?Sized>(
 /// than every step (`4,600` times on breast_cancer at `lambda = 1e-4`), and the noise
 /// scales with `C`. The dual ascent from `alpha = 0` is slower than DP-CD (the
 /// logistic dual's entropy keeps the first steps short), hence more passes for the
-/// bounded-dual losses; for the squared loss the noise in `w = v / (lambda n)` grows
-/// with the passes and DP-CD's count is kept. The constants were measured through
+/// bounded-dual losses; for the squared loss, whose dual step is unbounded, the noise
+/// in `w = v / (lambda n)` grows with the passes and the clip, and the best clip
+/// measured on diabetes shrank with epsilon (`lambda n / L` at eps 5, a third of it at
+/// eps 1, a tenth at eps 0.5, each with 10 passes). The constants were measured through
 /// `dp_erm::Pipeline` on breast_cancer and diabetes at eps 1 and 5
 /// (`cargo run --release -p dp-erm --example scd_probe`, `docs/defaults.md`); they are
 /// not validated elsewhere.
@@ -450,7 +453,7 @@ pub fn dp_scd_defaults<L: Loss + ?Sized>(
     positive("lambda", lambda)?;
     let cd = dp_cd_defaults(loss, epsilon, delta, &without_support(bounds), n, p)?;
     let (kappa, m) = if loss.is_residual_loss() {
-        (1.0, 1.0)
+        ((epsilon / 5.0).min(1.0), 1.0)
     } else {
         (3.0, 10.0)
     };
@@ -482,7 +485,7 @@ pub fn dp_scd_defaults<L: Loss + ?Sized>(
 }
 
 /// The fewest passes of DP-SCD's rule ([`dp_scd_defaults`]).
-pub const SCD_PASSES_MIN: u64 = 5;
+pub const SCD_PASSES_MIN: u64 = 10;
 /// The most passes of DP-SCD's rule ([`dp_scd_defaults`]).
 pub const SCD_PASSES_MAX: u64 = 50;
 
