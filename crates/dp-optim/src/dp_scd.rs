@@ -91,8 +91,9 @@ pub enum DualNoise {
     /// log-odds `ln(a / (1 - a))` of the noisy `a = y alpha_j`, for the squared loss
     /// `alpha_j` itself), so the steps follow the noise, not the data. Measured through
     /// `dp_erm::Pipeline` on breast_cancer at eps 5: test accuracy 0.43-0.85 across
-    /// clips and batches, at or below the majority class (0.65) for clip >= 0.1, and
-    /// still 0.36-0.55 with the noise on `v` switched off (see `docs/defaults.md`).
+    /// clips and batches, at or below the majority class (0.65) with the old clip 1,
+    /// and 0.33-0.55 at clip 0.1 with the noise on `v` switched off (see
+    /// `docs/defaults.md`).
     /// With the duals hidden, their steps are exact functions of the record and the
     /// released `v`.
     Hidden,
