@@ -165,6 +165,43 @@ impl Laplace {
     }
 }
 
+/// Laplace samplers of one pure `epsilon`-DP release over queries whose L1
+/// sensitivities are `unit * c` for public `c >= 0` (one scale per query): scale
+/// `(unit / epsilon) * c`. Built only by a release
+/// ([`Release::laplace_family`](crate::release::Release::laplace_family)).
+///
+/// # Privacy
+/// Each draw at `c` is the Laplace mechanism of scale `Delta / epsilon` for a query of
+/// L1 sensitivity `Delta = unit * c` (Dwork & Roth 2014, Thm 3.6); `c = 0` (a query that
+/// cannot change) draws zero noise. The scale is computed as `(unit / epsilon) * c`, the
+/// order in which DP-GCD's paper calibration computes `Delta_j / eps'`, so its seeded
+/// fits keep their bits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LaplaceFamily {
+    per_unit: f64,
+}
+
+impl LaplaceFamily {
+    pub(crate) fn new(unit: f64, epsilon: f64) -> Result<LaplaceFamily> {
+        let per_unit = finite_positive("Laplace scale per unit of sensitivity", unit / epsilon)?;
+        Ok(LaplaceFamily { per_unit })
+    }
+
+    /// `unit / epsilon`: the scale at `c = 1`.
+    pub fn per_unit(&self) -> f64 {
+        self.per_unit
+    }
+
+    /// One draw of Laplace(0, `(unit / epsilon) * c`) for the query of sensitivity
+    /// `unit * c` (`c` finite and `>= 0`, not checked: a caller's public constant).
+    pub fn sample<R: Rng + ?Sized>(&self, c: f64, rng: &mut R) -> f64 {
+        Laplace {
+            scale: self.per_unit * c,
+        }
+        .sample(rng)
+    }
+}
+
 /// Noise distribution used by [`ReportNoisyMax`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum RnmNoise {
