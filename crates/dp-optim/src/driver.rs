@@ -319,3 +319,119 @@ impl Charged<'_> {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::SolverPlan;
+    use crate::privacy::PrivacyParams;
+    use dp_accounting::calibrate::RdpConversion;
+
+    fn privacy() -> CheckedPrivacy {
+        PrivacyParams::new(1.0, 1e-6).check().unwrap()
+    }
+
+    fn declared(noise_multiplier: f64, proof: Proof) -> Declared {
+        Declared {
+            releases: vec![Release::Gaussian {
+                noise_multiplier,
+                count: 100,
+            }],
+            calibrated: None,
+            accountant: Accountant::Rdp(RdpConversion::Improved),
+            proof,
+        }
+    }
+
+    fn model(w: Vec<f64>) -> Model {
+        Model {
+            algorithm: "test".into(),
+            coefficients: w,
+            iterations: 1,
+            diagnostics: Diagnostics::default(),
+        }
+    }
+
+    #[test]
+    fn releases_above_the_target_are_refused_before_any_sampler_exists() {
+        let privacy = privacy();
+        let fit = PrivateFit::begin(&privacy, Adjacency::ReplaceOne);
+        let e = fit.charge(declared(0.5, Proof::Proven)).unwrap_err();
+        assert!(e.to_string().contains("exceeds the target"), "{e}");
+    }
+
+    #[test]
+    fn nominal_scales_are_reported_as_analysed_even_above_the_target() {
+        let privacy = privacy();
+        let fit = PrivateFit::begin(&privacy, Adjacency::ReplaceOne);
+        let charged = fit
+            .charge(declared(0.5, Proof::Nominal("the paper's scales".into())))
+            .unwrap();
+        assert!(charged.guarantee.epsilon > 1.0);
+        assert!(charged.guarantee.how.starts_with("the paper's scales: "));
+        assert!(charged.guarantee.proven);
+        assert!(charged.release(1).is_err());
+    }
+
+    #[test]
+    fn the_model_holds_the_charged_ledger_and_non_finite_coefficients_are_refused() {
+        let privacy = privacy();
+        let mut fit = PrivateFit::begin(&privacy, Adjacency::ReplaceOne);
+        fit.ledger_mut()
+            .charge(Release::PureDp {
+                epsilon: 0.1,
+                count: 1,
+                label: "constants".into(),
+            })
+            .unwrap();
+        let charged = fit
+            .charge(declared(200.0, Proof::UnprovenBecause("a paper's claim")))
+            .unwrap();
+        let gaussian = charged.release(0).unwrap().gaussian(2.0).unwrap();
+        assert_eq!(gaussian.std_dev(), 400.0);
+        let guarantee = charged.guarantee.clone();
+        assert!(!guarantee.proven && guarantee.how.ends_with("NOT PROVEN: a paper's claim"));
+        let plan = crate::DpScdParams::new(dp_models::Logistic, dp_models::L2::new(0.1).unwrap())
+            .epsilon(1.0)
+            .delta(1e-6)
+            .passes(1)
+            .batch_size(1)
+            .clip(1.0)
+            .build()
+            .unwrap()
+            .plan(10)
+            .unwrap();
+        let report = |plan| Report {
+            n_samples: 10,
+            plan: SolverPlan::DpScd(plan),
+            other_guarantees: Vec::new(),
+            uses_non_private_constants: false,
+        };
+        let fitted = charged
+            .finish(
+                "test",
+                "hint",
+                model(vec![1.0, 2.0]),
+                report(plan.clone()),
+                |w| w[0],
+            )
+            .unwrap();
+        let pr = fitted.model.privacy.unwrap();
+        assert_eq!(pr.ledger.entries().len(), 2);
+        assert_eq!(pr.guarantee, guarantee);
+        assert_eq!(fitted.diagnostics.objective, 1.0);
+
+        let fit = PrivateFit::begin(&privacy, Adjacency::ReplaceOne);
+        let charged = fit.charge(declared(200.0, Proof::Proven)).unwrap();
+        let e = charged
+            .finish(
+                "test",
+                "lower the step",
+                model(vec![f64::NAN]),
+                report(plan),
+                |_| 0.0,
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("lower the step"), "{e}");
+    }
+}
