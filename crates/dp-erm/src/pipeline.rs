@@ -56,8 +56,9 @@ use dp_optim::auto::{
 };
 use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
 use dp_optim::{
-    with_intercept_column, Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams, FitWarning,
-    Fitted, GlobalSmoothness, Guarantee, LinearModel, SdcaParams, Smoothness, Solver,
+    with_intercept_column, Accounting, Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams,
+    DualNoise, FitWarning, Fitted, GlobalSmoothness, Guarantee, LinearModel, SdcaParams,
+    Smoothness, Solver,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -607,17 +608,9 @@ impl Pipeline {
             }
             (_, t) => t.clone(),
         };
-        let intercept = match (self.algorithm.is_dual(), self.intercept) {
-            (true, Some(true)) => {
-                return Err(PipelineError::Unsupported(format!(
-                    "{} fits no intercept (its dual needs the same L2 penalty on every \
-                     coefficient): drop intercept(true)",
-                    self.algorithm.as_str()
-                )))
-            }
-            (true, _) => false,
-            (false, i) => i.unwrap_or(true),
-        };
+        // The dual algorithms fit it as one more coefficient under the same L2 penalty
+        // (their dual needs an unweighted ridge): a penalised intercept, as LIBLINEAR's.
+        let intercept = self.intercept.unwrap_or(true);
         let (n_all, p) = (data.n_samples(), data.n_features());
         if n_all < 2 || p == 0 {
             return Err(PipelineError::Model(dp_models::ModelError::Empty(format!(
@@ -732,12 +725,14 @@ impl Pipeline {
         };
 
         // 3. Clip and scale, record by record. The dual algorithms need rows of L2 norm
-        // <= 1: each scaled feature is further divided by sqrt(p) (public).
+        // <= 1: each scaled feature, and their constant intercept column, is further
+        // divided by sqrt(p + 1) (sqrt(p) without an intercept; public).
         let row_scale = if self.algorithm.is_dual() {
-            (p as f64).sqrt()
+            ((p + usize::from(intercept)) as f64).sqrt()
         } else {
             1.0
         };
+        let dual_intercept = self.algorithm.is_dual() && intercept;
         let mut cols = Vec::with_capacity(n * p);
         let mut clipped_per_column = Vec::with_capacity(p);
         let mut centres = Vec::with_capacity(p);
@@ -756,9 +751,15 @@ impl Pipeline {
             centres.push(c);
             scales.push(s);
         }
+        // The dual algorithms' intercept column, 1 / row_scale (the others get a column
+        // of 1 from `with_intercept_column` below).
+        if dual_intercept {
+            cols.extend(std::iter::repeat_n(1.0 / row_scale, n));
+        }
         // The scaled columns, taken without a copy; the row-major copy is built only if
         // a row-wise solver (DP-SGD, DP-SCD) asks for it.
-        let x = DenseDesign::from_col_major_deferred_rows(n, p, cols)?;
+        let x =
+            DenseDesign::from_col_major_deferred_rows(n, p + usize::from(dual_intercept), cols)?;
         let (target_cs, y, target_clipped) = match target {
             Some(((lo, hi), _)) => {
                 let (c, s) = centre_scale((lo, hi));
@@ -776,7 +777,7 @@ impl Pipeline {
             None => (None, train.y().to_vec(), None),
         };
         let scaled = Dataset::new(x, y)?;
-        let fit_data = if intercept {
+        let fit_data = if intercept && !dual_intercept {
             with_intercept_column(&scaled)?
         } else {
             scaled
@@ -808,7 +809,7 @@ impl Pipeline {
         } else {
             f64::NAN
         };
-        let weights = intercept.then(|| {
+        let weights = (intercept && !dual_intercept).then(|| {
             let mut w = vec![1.0; p];
             w.push(0.0);
             w
@@ -821,15 +822,17 @@ impl Pipeline {
         // The solver's own warnings (e.g. `SmoothnessFloored`) travel with the rules'.
         chosen.loss = loss_kind;
         chosen.intercept = intercept;
-        chosen.intercept_note = if intercept {
+        chosen.intercept_note = if dual_intercept {
+            format!(
+                "fitted and penalised: the coefficient of a constant column 1/sqrt(p + 1), under \
+                 the same L2 penalty as every coefficient ({} needs an unweighted ridge), \
+                 one more coordinate of the same private solver, no separate charge",
+                self.algorithm.as_str()
+            )
+        } else if intercept {
             "fitted: the coefficient of a constant column, one more coordinate of the same \
              private solver, no separate charge"
                 .into()
-        } else if self.algorithm.is_dual() {
-            format!(
-                "none: {} cannot fit one (its dual needs the same L2 penalty on every coefficient)",
-                self.algorithm.as_str()
-            )
         } else {
             "none: turned off by the caller".into()
         };
@@ -859,7 +862,12 @@ impl Pipeline {
         }
 
         // 5. Guarantee.
-        let scaled_model = if intercept {
+        let scaled_model = if dual_intercept {
+            // The last coefficient multiplies the column 1 / row_scale.
+            let mut m = fitted.model.clone().split_intercept()?;
+            m.intercept = m.intercept.map(|b| b / row_scale);
+            m
+        } else if intercept {
             fitted.model.clone().split_intercept()?
         } else {
             fitted.model.clone()
@@ -869,7 +877,8 @@ impl Pipeline {
         // no intercept and so are never flagged), a public bound; the check reads only
         // the released model (post-processing).
         if private && self.task == Task::Classification {
-            if let Some(w) = constant_prediction(&scaled_model, &PublicBounds::uniform(p, 1.0))? {
+            let bounds = PublicBounds::uniform(p, 1.0 / row_scale);
+            if let Some(w) = constant_prediction(&scaled_model, &bounds)? {
                 fit_warnings.push(w);
             }
         }
@@ -1224,12 +1233,20 @@ impl Pipeline {
                 };
                 let dual = AnyDualLoss::from_kind(loss.kind())?;
                 let b = if self.algorithm == Algorithm::DpScd {
-                    // Rows of norm <= 1 (each scaled entry divided by sqrt(p)).
+                    // Rows of norm <= 1 (each scaled entry, the intercept column
+                    // included, divided by sqrt(q)).
                     let p = (q as f64).sqrt();
                     let bounds = PublicBounds::uniform(q, 1.0 / p).with_row_norm(1.0);
-                    let rules = dp_scd_defaults(&loss, eps, delta, &bounds, n, q)?;
+                    let rules = dp_scd_defaults(&loss, lambda, eps, delta, &bounds, n, q)?;
                     self.take_rules(&mut chosen, &mut warnings, "dp_scd_defaults", &rules, q);
-                    self.batch_size.or(rules.batch_size).unwrap_or(1)
+                    let rule_b = rules.batch_size.unwrap_or(1);
+                    let b = self.batch_size.unwrap_or(rule_b);
+                    if self.clip.is_none() && b > 0 {
+                        // The rule's clip is on the scale of the steps, lambda n / (L R^2):
+                        // kept on that scale for a batch size given by the caller.
+                        chosen.clip = Some(rules.clip * rule_b as f64 / b as f64);
+                    }
+                    b
                 } else {
                     self.batch_size.unwrap_or(1)
                 };
@@ -1250,6 +1267,11 @@ impl Pipeline {
                         .fit_with_rng(data, rng)?
                 } else {
                     DpScdParams::new(dual, L2::new(lambda)?)
+                        .dual_noise(DualNoise::Hidden)
+                        // RDP over continuous orders: the moments accountant's integer
+                        // orders (at most 129) cannot reach eps below about
+                        // ln(1/delta) / 128 (0.095 at delta 5e-6) at any noise.
+                        .accounting(Accounting::Exact)
                         .epsilon(eps)
                         .delta(delta)
                         .passes(chosen.passes)
