@@ -688,7 +688,7 @@ fn jl_only(
             y.to_vec(),
             sketch.clone(),
             job.tau,
-            mechanisms,
+            mechanisms.clone(),
             t,
             ChaCha20Rng::seed_from_u64(stream),
             ChaCha20Rng::seed_from_u64(stream ^ 1),
