@@ -58,8 +58,8 @@ use dp_optim::auto::{
 };
 use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
 use dp_optim::{
-    Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams, FitWarning, Fitted,
-    GlobalSmoothness, Guarantee, LinearModel, SdcaParams, Smoothness, Solver,
+    Accounting, Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams, DualNoise, FitWarning,
+    Fitted, GlobalSmoothness, Guarantee, LinearModel, SdcaParams, Smoothness, Solver,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -609,17 +609,9 @@ impl Pipeline {
             }
             (_, t) => t.clone(),
         };
-        let intercept = match (self.algorithm.is_dual(), self.intercept) {
-            (true, Some(true)) => {
-                return Err(PipelineError::Unsupported(format!(
-                    "{} fits no intercept (its dual needs the same L2 penalty on every \
-                     coefficient): drop intercept(true)",
-                    self.algorithm.as_str()
-                )))
-            }
-            (true, _) => false,
-            (false, i) => i.unwrap_or(true),
-        };
+        // The dual algorithms fit it as one more coefficient under the same L2 penalty
+        // (their dual needs an unweighted ridge): a penalised intercept, as LIBLINEAR's.
+        let intercept = self.intercept.unwrap_or(true);
         let (n_all, p) = (data.n_samples(), data.n_features());
         if n_all < 2 || p == 0 {
             return Err(PipelineError::Model(dp_models::ModelError::Empty(format!(
@@ -736,9 +728,10 @@ impl Pipeline {
         };
 
         // 3. Clip and scale, record by record. The dual algorithms need rows of L2 norm
-        // <= 1: each scaled feature is further divided by sqrt(p) (public).
+        // <= 1: each scaled feature, and their constant intercept column, is further
+        // divided by sqrt(p + 1) (sqrt(p) without an intercept; public).
         let row_scale = if self.algorithm.is_dual() {
-            (p as f64).sqrt()
+            ((p + usize::from(intercept)) as f64).sqrt()
         } else {
             1.0
         };
@@ -749,9 +742,10 @@ impl Pipeline {
                 (c, s * row_scale)
             })
             .unzip();
+        let dual_intercept = self.algorithm.is_dual() && intercept;
         let mut clipped_per_column = vec![0usize; p];
         // The scaled columns, written straight into the design's buffer, followed by the
-        // intercept's column of ones when there is one (the solver fits it as one more
+        // intercept's constant column when there is one (the solver fits it as one more
         // coordinate: `with_intercept_column`, without its copy of the design). The
         // row-major copy is built only if a row-wise solver (DP-SGD, DP-SCD) asks for it.
         let q = p + usize::from(intercept);
@@ -768,7 +762,13 @@ impl Pipeline {
                 }
                 clipped_per_column[j] = k;
             }
-            ones.fill(1.0);
+            // The intercept's column: 1, or 1 / row_scale for the dual algorithms (their
+            // rows, this column included, must have L2 norm <= 1).
+            ones.fill(if self.algorithm.is_dual() {
+                1.0 / row_scale
+            } else {
+                1.0
+            });
         })?;
         let (target_cs, y, target_clipped) = match target {
             Some(((lo, hi), _)) => {
@@ -814,7 +814,7 @@ impl Pipeline {
         } else {
             f64::NAN
         };
-        let weights = intercept.then(|| {
+        let weights = (intercept && !dual_intercept).then(|| {
             let mut w = vec![1.0; p];
             w.push(0.0);
             w
@@ -827,15 +827,17 @@ impl Pipeline {
         // The solver's own warnings (e.g. `SmoothnessFloored`) travel with the rules'.
         chosen.loss = loss_kind;
         chosen.intercept = intercept;
-        chosen.intercept_note = if intercept {
+        chosen.intercept_note = if dual_intercept {
+            format!(
+                "fitted and penalised: the coefficient of a constant column 1/sqrt(p + 1), under \
+                 the same L2 penalty as every coefficient ({} needs an unweighted ridge), \
+                 one more coordinate of the same private solver, no separate charge",
+                self.algorithm.as_str()
+            )
+        } else if intercept {
             "fitted: the coefficient of a constant column, one more coordinate of the same \
              private solver, no separate charge"
                 .into()
-        } else if self.algorithm.is_dual() {
-            format!(
-                "none: {} cannot fit one (its dual needs the same L2 penalty on every coefficient)",
-                self.algorithm.as_str()
-            )
         } else {
             "none: turned off by the caller".into()
         };
@@ -865,7 +867,12 @@ impl Pipeline {
         }
 
         // 5. Guarantee.
-        let scaled_model = if intercept {
+        let scaled_model = if dual_intercept {
+            // The last coefficient multiplies the column 1 / row_scale.
+            let mut m = fitted.model.clone().split_intercept()?;
+            m.intercept = m.intercept.map(|b| b / row_scale);
+            m
+        } else if intercept {
             fitted.model.clone().split_intercept()?
         } else {
             fitted.model.clone()
@@ -875,7 +882,8 @@ impl Pipeline {
         // no intercept and so are never flagged), a public bound; the check reads only
         // the released model (post-processing).
         if private && self.task == Task::Classification {
-            if let Some(w) = constant_prediction(&scaled_model, &PublicBounds::uniform(p, 1.0))? {
+            let bounds = PublicBounds::uniform(p, 1.0 / row_scale);
+            if let Some(w) = constant_prediction(&scaled_model, &bounds)? {
                 fit_warnings.push(w);
             }
         }
@@ -1230,12 +1238,20 @@ impl Pipeline {
                 };
                 let dual = AnyDualLoss::from_kind(loss.kind())?;
                 let b = if self.algorithm == Algorithm::DpScd {
-                    // Rows of norm <= 1 (each scaled entry divided by sqrt(p)).
+                    // Rows of norm <= 1 (each scaled entry, the intercept column
+                    // included, divided by sqrt(q)).
                     let p = (q as f64).sqrt();
                     let bounds = PublicBounds::uniform(q, 1.0 / p).with_row_norm(1.0);
-                    let rules = dp_scd_defaults(&loss, eps, delta, &bounds, n, q)?;
+                    let rules = dp_scd_defaults(&loss, lambda, eps, delta, &bounds, n, q)?;
                     self.take_rules(&mut chosen, &mut warnings, "dp_scd_defaults", &rules, q);
-                    self.batch_size.or(rules.batch_size).unwrap_or(1)
+                    let rule_b = rules.batch_size.unwrap_or(1);
+                    let b = self.batch_size.unwrap_or(rule_b);
+                    if self.clip.is_none() && b > 0 {
+                        // The rule's clip is on the scale of the steps, lambda n / (L R^2):
+                        // kept on that scale for a batch size given by the caller.
+                        chosen.clip = Some(rules.clip * rule_b as f64 / b as f64);
+                    }
+                    b
                 } else {
                     self.batch_size.unwrap_or(1)
                 };
@@ -1256,6 +1272,11 @@ impl Pipeline {
                         .fit_with_rng(data, rng)?
                 } else {
                     DpScdParams::new(dual, L2::new(lambda)?)
+                        .dual_noise(DualNoise::Hidden)
+                        // RDP over continuous orders: the moments accountant's integer
+                        // orders (at most 129) cannot reach eps below about
+                        // ln(1/delta) / 128 (0.095 at delta 5e-6) at any noise.
+                        .accounting(Accounting::Exact)
                         .epsilon(eps)
                         .delta(delta)
                         .passes(chosen.passes)

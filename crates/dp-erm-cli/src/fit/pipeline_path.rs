@@ -182,12 +182,6 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
                  strong convexity: pass --penalty l2 --lambda L with L > 0 (the paper uses 1e-4)"
             );
         }
-        if args.intercept {
-            bail!(
-                "--algorithm {name} fits no intercept (the dual needs the same penalty on \
-                 every coefficient): drop --intercept"
-            );
-        }
     }
     if !classification && args.target_bound.is_none() && !non_private_target(args) {
         bail!(
