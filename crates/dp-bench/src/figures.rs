@@ -34,20 +34,31 @@ pub struct Series {
 }
 
 /// Tick positions for a log axis on `[lo, hi]`: 1, 2 and 5 times powers of ten inside the
-/// range (only powers of ten when the range spans more than three decades).
+/// range (only powers of ten when the range spans more than three decades; 1 to 9 and 1.5
+/// times them when 1, 2 and 5 would leave fewer than three ticks, as on an accuracy axis
+/// from 0.11 to 0.39, which had the one tick 0.2).
 fn log_keys(lo: f64, hi: f64) -> Vec<f64> {
     let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
-    let mults: &[f64] = if b - a > 3 { &[1.0] } else { &[1.0, 2.0, 5.0] };
-    let mut keys = Vec::new();
-    for e in a..=b {
-        for m in mults {
-            let v = m * 10f64.powi(e);
-            if v >= lo && v <= hi {
-                keys.push(v);
+    let keys_with = |mults: &[f64]| {
+        let mut keys = Vec::new();
+        for e in a..=b {
+            for m in mults {
+                let v = m * 10f64.powi(e);
+                if v >= lo && v <= hi {
+                    keys.push(v);
+                }
             }
         }
+        keys
+    };
+    if b - a > 3 {
+        return keys_with(&[1.0]);
     }
-    keys
+    let keys = keys_with(&[1.0, 2.0, 5.0]);
+    if keys.len() >= 3 {
+        return keys;
+    }
+    keys_with(&[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
 }
 
 /// A short tick label: `0.02`, `5e-4`, `1`, `0`.
@@ -456,9 +467,17 @@ impl ErrorFigure {
         }
         let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
         let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
+        // A point whose mean is not positive (a non-private run at F* to rounding: its
+        // relative error is 0 or -1e-17) is not drawn on the log axis, so its band must not
+        // stretch the axis either (it used to add ten empty decades down to 1e-15).
+        let mut not_drawn = 0;
         for p in pts() {
             x0 = x0.min(p.x);
             x1 = x1.max(p.x);
+            if !(p.mean.is_finite() && p.mean > 0.0) {
+                not_drawn += usize::from(p.mean.is_finite());
+                continue;
+            }
             for y in [p.min, p.mean, p.max] {
                 if y.is_finite() && y > 0.0 {
                     y0 = y0.min(y);
@@ -496,6 +515,7 @@ impl ErrorFigure {
         } else {
             self.title.clone()
         };
+
         let (x0, x1) = if self.log_x {
             (x0 / 1.2, x1 * 1.2)
         } else {
@@ -508,6 +528,15 @@ impl ErrorFigure {
             Vec::new()
         };
         let y_keys = log_keys(y0, y1);
+        // Where the note on undrawn points goes: near the bottom-left corner of the plot.
+        let note_at = (
+            if self.log_x {
+                x0 * (x1 / x0).powf(0.02)
+            } else {
+                x0 + 0.02 * (x1 - x0)
+            },
+            y0 * (y1 / y0).powf(0.07),
+        );
         let legend = self.legend(refs);
         let mut svg = String::new();
         {
@@ -519,11 +548,12 @@ impl ErrorFigure {
                 0
             };
             let (root, side) = full.split_horizontally(width - legend_width);
+            let title_px = caption_size(&title, width - legend_width);
             let y_axis = (y0..y1).log_scale().with_key_points(y_keys);
             if self.log_x {
                 let x_axis = (x0..x1).log_scale().with_key_points(x_keys);
                 let mut chart = ChartBuilder::on(&root)
-                    .caption(&title, ("sans-serif", 18))
+                    .caption(&title, ("sans-serif", title_px))
                     .margin(12)
                     .x_label_area_size(45)
                     .y_label_area_size(70)
@@ -540,9 +570,10 @@ impl ErrorFigure {
                     .map_err(|e| anyhow!("{e:?}"))?;
                 draw_refs(&mut chart, refs, &legend[self.series.len()..], x0, x1, true)?;
                 self.draw_series(&mut chart, &legend, cap, !legend_right)?;
+                draw_note(&mut chart, not_drawn, note_at)?;
             } else {
                 let mut chart = ChartBuilder::on(&root)
-                    .caption(&title, ("sans-serif", 18))
+                    .caption(&title, ("sans-serif", title_px))
                     .margin(12)
                     .x_label_area_size(45)
                     .y_label_area_size(70)
@@ -565,6 +596,7 @@ impl ErrorFigure {
                     false,
                 )?;
                 self.draw_series(&mut chart, &legend, cap, !legend_right)?;
+                draw_note(&mut chart, not_drawn, note_at)?;
             }
             if legend_right {
                 draw_side_legend(&side, &legend, self.series.len(), legend_width)?;
@@ -679,6 +711,44 @@ impl ErrorFigure {
     pub fn save_svg_legend_right(&self, path: &Path) -> Result<()> {
         self.save_svg_with_refs(path, &[])
     }
+}
+
+/// The caption's font size in pixels: 18, or smaller (down to 11) so that a long title
+/// fits the plot's width instead of running past the canvas edge (DP-SCD's Fig. 2 title,
+/// 85 characters over a 750-pixel plot, lost its first letters). DejaVu Sans averages
+/// about 0.5 em per character; 0.55 leaves a margin.
+fn caption_size(title: &str, plot_width: u32) -> f64 {
+    let chars = title.chars().count().max(1) as f64;
+    (f64::from(plot_width.saturating_sub(30)) / (0.55 * chars)).clamp(11.0, 18.0)
+}
+
+/// Says, inside the plot at its bottom left, how many points are not drawn because their
+/// mean is not positive (at `F*` to rounding: no place on a log axis); nothing when none.
+fn draw_note<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    not_drawn: usize,
+    at: (f64, f64),
+) -> Result<()>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    if not_drawn == 0 {
+        return Ok(());
+    }
+    let text = format!(
+        "{not_drawn} point{} with mean <= 0 (at F* to rounding) not drawn",
+        if not_drawn == 1 { "" } else { "s" }
+    );
+    chart
+        .plotting_area()
+        .draw(&Text::new(
+            text,
+            at,
+            ("sans-serif", 12).into_font().color(&BLACK),
+        ))
+        .map_err(|e| anyhow!("{e:?}"))?;
+    Ok(())
 }
 
 /// One line per legend entry, in order, in the area right of the plot; a label longer than
@@ -905,6 +975,70 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A non-private run at F* to rounding has a mean <= 0 and a band of +-1e-16: it is
+    /// not drawn, and its band must not stretch the log axis down to 1e-15 (the quick
+    /// run's sparse-lasso figure had ten empty decades); a note says it is left out.
+    #[test]
+    fn a_point_at_f_star_neither_draws_nor_stretches_the_axis() {
+        let point = |x: f64, mean: f64, min: f64, max: f64| BandPoint { x, mean, min, max };
+        let fig = |last_mean: f64| ErrorFigure {
+            title: "toy".into(),
+            x_label: "passes".into(),
+            y_label: "relative error".into(),
+            log_x: true,
+            series: vec![Series {
+                label: "cd".into(),
+                points: vec![
+                    point(2.0, 0.1, 0.05, 0.2),
+                    point(20.0, 1e-3, 5e-4, 2e-3),
+                    point(50.0, last_mean, -5.6e-16, 5.6e-16),
+                ],
+                color: None,
+            }],
+        };
+        // A tick label is a text element's whole line.
+        let tick = |svg: &str, t: &str| svg.lines().any(|l| l.trim() == t);
+        let svg = fig(-2.8e-17).to_svg_legend_right(800, 400).unwrap();
+        assert!(tick(&svg, "0.001"), "{svg}");
+        assert!(!tick(&svg, "1e-15") && !tick(&svg, "1e-10"), "{svg}");
+        assert!(
+            svg.contains("1 point with mean") && svg.contains("(at F* to rounding) not drawn"),
+            "{svg}"
+        );
+        // Drawn (positive mean): the band counts and no note is written.
+        let svg = fig(1e-15).to_svg_legend_right(800, 400).unwrap();
+        assert!(tick(&svg, "1e-15"), "{svg}");
+        assert!(!svg.contains("not drawn"), "{svg}");
+    }
+
+    #[test]
+    fn a_long_title_shrinks_to_fit_the_plot() {
+        assert_eq!(caption_size("toy", 750), 18.0);
+        let long = "Fig. 2: ridge objective vs epochs, eps = 1, delta = 0.001 [synthetic stand-in for YearPredictionMSD]";
+        let px = caption_size(long, 750);
+        assert!((11.0..18.0).contains(&px), "{px}");
+        // At that size the title's estimated width fits the plot.
+        assert!(0.55 * px * long.chars().count() as f64 <= 720.0, "{px}");
+    }
+
+    #[test]
+    fn a_narrow_log_axis_gets_at_least_three_ticks() {
+        // Adult's accuracy axis: 1, 2 and 5 gave the single tick 0.2.
+        let close = |k: Vec<f64>, want: &[f64]| {
+            assert_eq!(k.len(), want.len(), "{k:?}");
+            for (got, w) in k.iter().zip(want) {
+                assert!((got / w - 1.0).abs() < 1e-9, "{k:?}");
+            }
+        };
+        close(log_keys(0.11, 0.39), &[0.15, 0.2, 0.3]);
+        // A wide axis keeps 1, 2 and 5, and past three decades the powers of ten alone.
+        close(log_keys(0.011, 0.9), &[0.02, 0.05, 0.1, 0.2, 0.5]);
+        close(
+            log_keys(9e-7, 1.1),
+            &[1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0],
+        );
+    }
 
     #[test]
     fn renders_an_svg_with_every_label() {
