@@ -11,14 +11,15 @@
 //! # Privacy
 //! Everything is the pipeline's ([`dp_erm::pipeline`] states the relation, the steps
 //! and the proof). This module only copies the caller's array into the pipeline's
-//! design (a scipy CSC matrix is expanded to dense: the pipeline takes dense data) and
-//! passes the estimator's parameters through; it reads nothing from the data.
+//! design (a dense array into a `DenseDesign`; a scipy CSC matrix's buffers, read in
+//! place, into a `SparseDesign`, never densified) and passes the estimator's parameters
+//! through; it reads nothing from the data.
 #![forbid(unsafe_code)]
 
 use dp_erm::{
     Algorithm, FeatureBounds, FitReport, LossKind, PenaltyKind, Pipeline, TargetBound, Task,
 };
-use dp_models::{Dataset, DenseDesign};
+use dp_models::{Dataset, DenseDesign, SparseDesign};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
@@ -121,14 +122,15 @@ pub enum Features<'a> {
         /// C order (`true`) or Fortran order (`false`).
         row_major: bool,
     },
-    /// Compressed sparse columns (scipy's `csc_matrix` buffers).
+    /// Compressed sparse columns (scipy's `csc_matrix` buffers, int32 or int64 indices
+    /// as scipy stores them).
     SparseCsc {
         /// Non-zero values.
         data: &'a [f64],
         /// Row index of each value.
-        indices: &'a [i64],
+        indices: Indices<'a>,
         /// Column `j`'s values are `indptr[j]..indptr[j + 1]`.
-        indptr: &'a [i64],
+        indptr: Indices<'a>,
         /// Rows.
         n: usize,
         /// Columns.
@@ -136,7 +138,67 @@ pub enum Features<'a> {
     },
 }
 
-/// The column-major values of the design (the one copy a fit makes here).
+/// An index buffer of a scipy sparse matrix, in its own dtype (read without a copy).
+#[derive(Debug, Clone, Copy)]
+pub enum Indices<'a> {
+    /// `int32` indices (scipy's default).
+    I32(&'a [i32]),
+    /// `int64` indices.
+    I64(&'a [i64]),
+}
+
+impl Indices<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Indices::I32(v) => v.len(),
+            Indices::I64(v) => v.len(),
+        }
+    }
+    fn get(&self, k: usize) -> i64 {
+        match self {
+            Indices::I32(v) => i64::from(v[k]),
+            Indices::I64(v) => v[k],
+        }
+    }
+}
+
+/// A sparse design from CSC buffers: the stored values, checked, as triplets (already in
+/// column order); duplicates are summed and explicit zeros dropped, as scipy does.
+fn sparse_design(
+    data: &[f64],
+    indices: Indices<'_>,
+    indptr: Indices<'_>,
+    n: usize,
+    p: usize,
+) -> Result<SparseDesign> {
+    if indptr.len() != p + 1 || data.len() != indices.len() {
+        return err(format!(
+            "malformed CSC matrix: indptr has {} entries for {p} columns, data {} and indices {}",
+            indptr.len(),
+            data.len(),
+            indices.len()
+        ));
+    }
+    let mut triplets = Vec::with_capacity(data.len());
+    for j in 0..p {
+        let (a, b) = (indptr.get(j), indptr.get(j + 1));
+        if a < 0 || b < a || b as usize > data.len() {
+            return err(format!("malformed CSC matrix: column {j} spans {a}..{b}"));
+        }
+        for (k, &v) in data.iter().enumerate().take(b as usize).skip(a as usize) {
+            let i = indices.get(k);
+            if i < 0 || i as usize >= n {
+                return err(format!(
+                    "malformed CSC matrix: row index {i} outside 0..{n}"
+                ));
+            }
+            triplets.push((i as usize, j, v));
+        }
+    }
+    Ok(SparseDesign::from_triplets(n, p, &triplets)?)
+}
+
+/// The column-major values of a dense design (the one copy a fit makes here).
 fn column_major(x: Features<'_>) -> Result<(usize, usize, Vec<f64>)> {
     match x {
         Features::Dense {
@@ -162,39 +224,7 @@ fn column_major(x: Features<'_>) -> Result<(usize, usize, Vec<f64>)> {
             }
             Ok((n, p, cols))
         }
-        Features::SparseCsc {
-            data,
-            indices,
-            indptr,
-            n,
-            p,
-        } => {
-            if indptr.len() != p + 1 || data.len() != indices.len() {
-                return err(format!(
-                    "malformed CSC matrix: indptr has {} entries for {p} columns, data {} and indices {}",
-                    indptr.len(),
-                    data.len(),
-                    indices.len()
-                ));
-            }
-            let mut cols = vec![0.0; n * p];
-            for j in 0..p {
-                let (a, b) = (indptr[j], indptr[j + 1]);
-                if a < 0 || b < a || b as usize > data.len() {
-                    return err(format!("malformed CSC matrix: column {j} spans {a}..{b}"));
-                }
-                for k in a as usize..b as usize {
-                    let i = indices[k];
-                    if i < 0 || i as usize >= n {
-                        return err(format!(
-                            "malformed CSC matrix: row index {i} outside 0..{n}"
-                        ));
-                    }
-                    cols[j * n + i as usize] += data[k];
-                }
-            }
-            Ok((n, p, cols))
-        }
+        Features::SparseCsc { .. } => err("internal: a sparse matrix has no dense copy here"),
     }
 }
 
@@ -237,8 +267,12 @@ pub fn pipeline(spec: &FitSpec, seed: Option<u64>) -> Pipeline {
 /// Fits the estimator `spec` describes on `(x, y)` through the pipeline; `seed` replays
 /// the noise (tests, reproduction), `None` draws from the operating system. `y` holds
 /// labels in `{-1, +1}` for classification, the raw target for regression.
+/// A scipy sparse matrix goes to the pipeline as a sparse design (declared bounds only:
+/// the pipeline refuses private ranges on sparse data, saying why).
 pub fn fit(x: Features<'_>, y: &[f64], spec: &FitSpec, seed: Option<u64>) -> Result<FitReport> {
-    let (n, p, cols) = column_major(x)?;
+    let (n, p) = match x {
+        Features::Dense { n, p, .. } | Features::SparseCsc { n, p, .. } => (n, p),
+    };
     if n == 0 || p == 0 {
         return err(format!(
             "X has shape ({n}, {p}): a fit needs at least one row and one feature"
@@ -247,9 +281,23 @@ pub fn fit(x: Features<'_>, y: &[f64], spec: &FitSpec, seed: Option<u64>) -> Res
     if y.len() != n {
         return err(format!("X has {n} rows but y has {} values", y.len()));
     }
-    let design = DenseDesign::from_matrix_deferred_rows(DMatrix::from_vec(n, p, cols))?;
-    let data = Dataset::new(design, y.to_vec())?;
-    let report = pipeline(spec, seed).fit(&data)?;
+    let report = match x {
+        Features::SparseCsc {
+            data,
+            indices,
+            indptr,
+            n,
+            p,
+        } => {
+            let design = sparse_design(data, indices, indptr, n, p)?;
+            pipeline(spec, seed).fit(&Dataset::new(design, y.to_vec())?)?
+        }
+        Features::Dense { .. } => {
+            let (n, p, cols) = column_major(x)?;
+            let design = DenseDesign::from_matrix_deferred_rows(DMatrix::from_vec(n, p, cols))?;
+            pipeline(spec, seed).fit(&Dataset::new(design, y.to_vec())?)?
+        }
+    };
     if let Some(i) = report
         .model
         .coefficients

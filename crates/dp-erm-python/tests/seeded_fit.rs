@@ -125,3 +125,77 @@ fn the_backend_is_the_library_fit_and_matches_the_recorded_one() {
     assert_eq!(file["coef_bits"], recorded["coef_bits"]);
     assert_eq!(file["intercept_bits"], recorded["intercept_bits"]);
 }
+
+/// A scipy sparse matrix reaches the pipeline as a sparse design, read from its CSC
+/// buffers (int32 or int64 indices): the backend's fit is the pipeline's fit on
+/// `SparseDesign` bit for bit, and never a densified copy.
+#[test]
+fn a_sparse_backend_fit_is_the_library_sparse_fit() {
+    use dp_erm_python::backend::Indices;
+    use dp_models::{Design, SparseDesign};
+    let (mut x, y, n, p) = breast_cancer();
+    // Half of the values to 0 (below each column's median), as a sparse matrix holds.
+    for j in 0..p {
+        let mut col: Vec<f64> = (0..n).map(|i| x[i * p + j]).collect();
+        col.sort_by(f64::total_cmp);
+        let median = col[n / 2];
+        for i in 0..n {
+            if x[i * p + j] < median {
+                x[i * p + j] = 0.0;
+            }
+        }
+    }
+    let sparse = SparseDesign::from_dense(&DenseDesign::from_row_major(n, p, &x).unwrap());
+    // CSC buffers as scipy holds them.
+    let (mut data, mut idx, mut ptr) = (Vec::new(), Vec::new(), vec![0i64]);
+    for j in 0..p {
+        sparse.for_each_in_col(j, |i, v| {
+            data.push(v);
+            idx.push(i as i64);
+        });
+        ptr.push(data.len() as i64);
+    }
+    let (idx32, ptr32): (Vec<i32>, Vec<i32>) = (
+        idx.iter().map(|&v| v as i32).collect(),
+        ptr.iter().map(|&v| v as i32).collect(),
+    );
+    let mut spec = spec(&x, n, p);
+    // Ranges that hold 0, as a sparse design needs.
+    spec.feature_ranges = Some(
+        ranges(&x, n, p)
+            .into_iter()
+            .map(|(lo, hi)| (lo.min(0.0), hi.max(0.0)))
+            .collect(),
+    );
+    let direct = dp_erm_python::backend::pipeline(&spec, Some(SEED))
+        .fit(&Dataset::new(sparse, y.clone()).unwrap())
+        .unwrap();
+    for (indices, indptr) in [
+        (Indices::I64(&idx), Indices::I64(&ptr)),
+        (Indices::I32(&idx32), Indices::I32(&ptr32)),
+    ] {
+        let features = Features::SparseCsc {
+            data: &data,
+            indices,
+            indptr,
+            n,
+            p,
+        };
+        let out = backend::fit(features, &y, &spec, Some(SEED)).unwrap();
+        assert_eq!(direct.model, out.model);
+    }
+    // Private ranges are refused on sparse data, with the library's reason.
+    spec.feature_ranges = None;
+    let features = Features::SparseCsc {
+        data: &data,
+        indices: Indices::I64(&idx),
+        indptr: Indices::I64(&ptr),
+        n,
+        p,
+    };
+    let err = backend::fit(features, &y, &spec, Some(SEED)).unwrap_err();
+    assert!(
+        err.0.contains("private feature ranges need dense data"),
+        "{err}"
+    );
+}
