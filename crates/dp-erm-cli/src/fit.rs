@@ -126,9 +126,9 @@ pub struct FitArgs {
     #[arg(long, value_enum)]
     algorithm: Algorithm,
     /// Fit an intercept (an unpenalised coefficient on a constant column of ones, fitted
-    /// privately with the others under the same guarantee). CSV fits (the library
-    /// pipeline) fit one by default for every algorithm but dp-scd / sdca; LIBSVM,
-    /// `--normalize-rows` and `--max-nonzeros` fits only with this flag.
+    /// privately with the others under the same guarantee). CSV fits fit one by default
+    /// for every algorithm but dp-scd / sdca; LIBSVM, `--normalize-rows` and
+    /// `--max-nonzeros` fits only with this flag.
     #[arg(long)]
     intercept: bool,
     /// Target epsilon (> 0) of the whole fit (private algorithms).
@@ -138,45 +138,44 @@ pub struct FitArgs {
     #[arg(long, allow_negative_numbers = true)]
     delta: Option<f64>,
     /// Passes over the data (CD: `p` coordinate updates each; SGD: `n / b` steps each;
-    /// DP-GCD: one greedy iteration each). Default for the private algorithms on CSV
-    /// input: the library's no-tuning rules (`dp_optim::auto`, printed under
-    /// `hyperparameters`); otherwise 10.
+    /// DP-GCD: one greedy iteration each). Default for the private algorithms: the
+    /// library's no-tuning rules (`dp_optim::auto`, printed under `hyperparameters`);
+    /// for cd and sdca 10.
     #[arg(long, allow_negative_numbers = true)]
     passes: Option<u64>,
     /// Step scale `gamma` (steps `gamma / M_j`, or `gamma / beta` for SGD). Default for
-    /// dp-cd, dp-gcd and dp-sgd on CSV input: the rules' choice (1); otherwise 0.5.
+    /// dp-cd, dp-gcd and dp-sgd: the rules' choice (1); for cd 0.5.
     #[arg(long, allow_negative_numbers = true)]
     step: Option<f64>,
-    /// Clipping threshold `C` (private algorithms). Default on CSV input: the rules'
-    /// choice (printed); otherwise 1.
+    /// Clipping threshold `C` (private algorithms). Default: the rules' choice
+    /// (printed).
     #[arg(long, allow_negative_numbers = true)]
     clip: Option<f64>,
-    /// DP-SGD / DP-SCD batch size (at most the number of training rows). Default on CSV
-    /// input: the rules' round(sqrt(n)); otherwise 64 (DP-SGD, or all the rows when there
-    /// are fewer) and 1 (DP-SCD, SDCA). Batches are drawn without replacement under
+    /// DP-SGD / DP-SCD batch size (at most the number of training rows). Default: the
+    /// rules' choice (printed); 1 for SDCA. Batches are drawn without replacement under
     /// replace-one neighbours and accounted with subsampling amplification (Wang, Balle
     /// & Kasiviswanathan 2019).
     #[arg(long, allow_negative_numbers = true)]
     batch_size: Option<u64>,
     /// Declared public bound `|x_ij| <= B`, chosen without looking at the data. Values
     /// beyond it are clipped to it (the output says how many); the smoothness constants
-    /// follow from it, so no privacy is spent on them. Or `auto` (CSV input): per-column
-    /// ranges estimated privately on a share of epsilon (printed), charged to the same
-    /// ledger as the fit. Every CSV fit runs through the library pipeline
-    /// `dp_erm::Pipeline`, which clips and scales each column to its range and folds the
-    /// scaling into the model, so `predict` takes raw data (docs/pipeline.md).
+    /// follow from it, so no privacy is spent on them. Or `auto` (CSV input; refused for
+    /// LIBSVM, a sparse design, saying why): per-column ranges estimated privately on a
+    /// share of epsilon (printed), charged to the same ledger as the fit. Every fit runs
+    /// through the library pipeline `dp_erm::Pipeline`, which clips and scales each
+    /// column to its range and folds the scaling into the model, so `predict` takes raw
+    /// data (docs/pipeline.md).
     #[arg(long, allow_negative_numbers = true, value_name = "B|auto")]
     feature_bound: Option<BoundArg>,
-    /// Regression (CSV input): clip the targets to a range and scale them, through the
-    /// library pipeline `dp_erm::Pipeline`; the model predicts in your units. `Y`: the
-    /// declared public bound `|y| <= Y`; `auto`: a range estimated privately on 15 % of
-    /// epsilon, charged to the same ledger as the fit. Required for regression on CSV
-    /// input.
+    /// Regression: clip the targets to a range and scale them, through the library
+    /// pipeline `dp_erm::Pipeline`; the model predicts in your units. `Y`: the declared
+    /// public bound `|y| <= Y`; `auto`: a range estimated privately on 15 % of epsilon,
+    /// charged to the same ledger as the fit. Required for a private regression.
     #[arg(long, allow_negative_numbers = true, value_name = "Y|auto")]
     target_bound: Option<BoundArg>,
-    /// CSV input (the library pipeline): fit no intercept. The pipeline fits one by
-    /// default (one more coordinate of the same private solver, no separate charge);
-    /// LIBSVM, `--normalize-rows` and `--max-nonzeros` fits only with `--intercept`.
+    /// Fit no intercept. CSV fits have one by default (one more coordinate of the same
+    /// private solver, no separate charge); LIBSVM, `--normalize-rows` and
+    /// `--max-nonzeros` fits only with `--intercept`.
     #[arg(long, conflicts_with = "intercept")]
     no_intercept: bool,
     /// Declared public bound: every record has at most K non-zero features, chosen
@@ -185,21 +184,24 @@ pub struct FitArgs {
     /// move instead of all p (the intercept column counts as one more), which lowers
     /// the noise at the same epsilon, and visits the coordinates in a fresh random
     /// permutation per pass. A record with more non-zeros keeps its K largest in
-    /// magnitude (the others become 0: a fixed per-record map, so the guarantee holds;
-    /// the output says how many records, a non-private count). dp-cd only.
+    /// magnitude after the clipping and scaling (the others become 0: a fixed
+    /// per-record map, so the guarantee holds; the output says how many training
+    /// records, a non-private count). The columns are not centred. dp-cd only.
     #[arg(long)]
     max_nonzeros: Option<usize>,
-    /// Compute the smoothness constants from the data WITHOUT privacy (as the papers'
-    /// experiments do). The guarantee then does not cover what they reveal, and the
-    /// model file says so. Without this flag, `--feature-bound` is required.
+    /// Take each column's range (and a regression target's) from the training data
+    /// WITHOUT privacy (as the papers' experiments take their constants). The guarantee
+    /// then does not cover what they reveal, and the model file says so. Without this
+    /// flag, `--feature-bound` (or `--normalize-rows`) is required.
     #[arg(long)]
     non_private_constants_from_data: bool,
     /// Divide every row by its L2 norm (zero rows unchanged), so that `||x_i|| <= 1`, as
     /// DP-SCD's sensitivity requires. Each row is rescaled using that row alone, so the
     /// map is applied record by record and reads nothing else: replacing one record
     /// changes one normalised record, and the guarantee holds for the normalised data as
-    /// for the raw data. The model file records it and `predict` normalises new rows the
-    /// same way. CSV input only.
+    /// for the raw data. Every value is then in [-1, 1], the public bound used when no
+    /// `--feature-bound` is given. The model file records it and `predict` normalises
+    /// new rows the same way.
     #[arg(long)]
     normalize_rows: bool,
     /// Hold out this fraction of the rows (in (0, 1)) and report the score on them.

@@ -177,9 +177,6 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
              pipeline takes its constants from the (declared, private or non-private) ranges"
         );
     }
-    if args.normalize_rows && format == Format::Libsvm {
-        bail!("--normalize-rows supports CSV input only: normalise the LIBSVM rows beforehand");
-    }
     if let Some(k) = args.max_nonzeros {
         if args.algorithm != Algorithm::DpCd {
             bail!(
