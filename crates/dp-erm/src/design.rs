@@ -47,15 +47,17 @@ pub trait PipelineDesign:
     fn column_values(&self, j: usize) -> Cow<'_, [f64]>;
 
     /// Step 3 of the pipeline, record by record: every value `v` of column `j` becomes
-    /// `(clamp(v, lo_j, hi_j) - centres[j]) / scales[j]`. Returns the new design and, per
-    /// column, how many values were outside their range (a count from the data, not
-    /// private). A sparse design keeps its pattern: its ranges contain 0 and its centres
-    /// are 0 (the caller checks), so a zero stays 0.
+    /// `(clamp(v, lo_j, hi_j) - centres[j]) / scales[j]`, and with `Some(c)` a last
+    /// column of the constant `c` is appended (the intercept's). Returns the new design
+    /// and, per feature column, how many values were outside their range (a count from
+    /// the data, not private). A sparse design keeps its pattern: its ranges contain 0
+    /// and its centres are 0 (the caller checks), so a zero stays 0.
     fn clip_and_scale(
         &self,
         ranges: &[(f64, f64)],
         centres: &[f64],
         scales: &[f64],
+        constant: Option<f64>,
     ) -> Result<(Self, Vec<usize>)>;
 
     /// Every row divided by its Euclidean norm (zero rows unchanged), so that
@@ -77,27 +79,32 @@ impl PipelineDesign for DenseDesign {
         ranges: &[(f64, f64)],
         centres: &[f64],
         scales: &[f64],
+        constant: Option<f64>,
     ) -> Result<(Self, Vec<usize>)> {
         let (n, p) = (self.n_samples(), self.n_features());
-        let mut cols = Vec::with_capacity(n * p);
-        let mut clipped = Vec::with_capacity(p);
-        for (j, &(lo, hi)) in ranges.iter().enumerate() {
-            let (c, s) = (centres[j], scales[j]);
-            let mut k = 0usize;
-            for &v in self.col(j) {
-                if v < lo || v > hi {
-                    k += 1;
+        let mut clipped = vec![0usize; p];
+        // The scaled columns, written straight into the design's buffer, followed by
+        // the constant column when there is one. The row-major copy is built only if a
+        // row-wise solver (DP-SGD, DP-SCD) asks for it.
+        let q = p + usize::from(constant.is_some());
+        let x = DenseDesign::from_col_major_with(n, q, |cols| {
+            let (scaled, last) = cols.split_at_mut(n * p);
+            for (j, out) in scaled.chunks_exact_mut(n).enumerate() {
+                let ((lo, hi), c, s) = (ranges[j], centres[j], scales[j]);
+                let mut k = 0usize;
+                for (o, &v) in out.iter_mut().zip(self.col(j)) {
+                    if v < lo || v > hi {
+                        k += 1;
+                    }
+                    *o = (v.clamp(lo, hi) - c) / s;
                 }
-                cols.push((v.clamp(lo, hi) - c) / s);
+                clipped[j] = k;
             }
-            clipped.push(k);
-        }
-        // The scaled columns, taken without a copy; the row-major copy is built only if
-        // a row-wise solver (DP-SGD, DP-SCD) asks for it.
-        Ok((
-            DenseDesign::from_col_major_deferred_rows(n, p, cols)?,
-            clipped,
-        ))
+            if let Some(c) = constant {
+                last.fill(c);
+            }
+        })?;
+        Ok((x, clipped))
     }
 
     fn normalized_rows(&self) -> Result<Self> {
@@ -119,9 +126,10 @@ impl PipelineDesign for SparseDesign {
         ranges: &[(f64, f64)],
         centres: &[f64],
         scales: &[f64],
+        constant: Option<f64>,
     ) -> Result<(Self, Vec<usize>)> {
         let (n, p) = (self.n_samples(), self.n_features());
-        let mut triplets = Vec::with_capacity(self.nnz());
+        let mut triplets = Vec::with_capacity(self.nnz() + if constant.is_some() { n } else { 0 });
         let mut clipped = Vec::with_capacity(p);
         for (j, &(lo, hi)) in ranges.iter().enumerate() {
             let (c, s) = (centres[j], scales[j]);
@@ -136,7 +144,14 @@ impl PipelineDesign for SparseDesign {
             });
             clipped.push(k);
         }
-        Ok((SparseDesign::from_triplets(n, p, &triplets)?, clipped))
+        let q = match constant {
+            Some(c) => {
+                triplets.extend((0..n).map(|i| (i, p, c)));
+                p + 1
+            }
+            None => p,
+        };
+        Ok((SparseDesign::from_triplets(n, q, &triplets)?, clipped))
     }
 
     fn normalized_rows(&self) -> Result<Self> {
@@ -193,13 +208,22 @@ mod tests {
         let ranges = [(-1.5, 1.5), (-3.0, 2.0), (-10.0, 5.0)];
         let centres = [0.0; 3];
         let scales = [1.5, 3.0, 10.0];
-        let (dc, dk) = d.clip_and_scale(&ranges, &centres, &scales).unwrap();
-        let (sc, sk) = s.clip_and_scale(&ranges, &centres, &scales).unwrap();
+        let (dc, dk) = d.clip_and_scale(&ranges, &centres, &scales, None).unwrap();
+        let (sc, sk) = s.clip_and_scale(&ranges, &centres, &scales, None).unwrap();
         assert_eq!(bits(&dc), bits(&sc));
         assert_eq!(dk, vec![1, 1, 1]);
         assert_eq!(dk, sk);
         // The sparse pattern is kept: no new non-zeros.
         assert_eq!(sc.nnz(), s.nnz());
+        // With the intercept's constant column.
+        let (dc, _) = d
+            .clip_and_scale(&ranges, &centres, &scales, Some(0.5))
+            .unwrap();
+        let (sc, _) = s
+            .clip_and_scale(&ranges, &centres, &scales, Some(0.5))
+            .unwrap();
+        assert_eq!(bits(&dc), bits(&sc));
+        assert_eq!(sc.n_features(), 4);
         // Column values, zeros included.
         assert_eq!(s.column_values(1).as_ref(), d.col(1));
     }

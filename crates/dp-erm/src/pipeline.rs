@@ -40,6 +40,8 @@
 //! (DP-SCD, SDCA) fit none: their dual needs the same L2 penalty on every coefficient;
 //! [`FitReport::chosen`] says so.
 
+use std::borrow::Cow;
+
 use crate::bounds::{private_bound_epsilon, private_range, BoundGrid};
 use crate::design::PipelineDesign;
 use crate::error::{invalid, PipelineError, Result};
@@ -57,9 +59,9 @@ use dp_optim::auto::{
 };
 use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
 use dp_optim::{
-    with_intercept_column, Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams, FitWarning,
-    Fitted, GlobalSmoothness, Guarantee, LinearModel, RowSupport, SdcaParams, Smoothness, Solver,
-    SolverPlan,
+    with_intercept_column, Accounting, Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams,
+    DualNoise, FitWarning, Fitted, GlobalSmoothness, Guarantee, LinearModel, RowSupport,
+    SdcaParams, Smoothness, Solver, SolverPlan,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -699,17 +701,9 @@ impl Pipeline {
             }
             (_, t) => t.clone(),
         };
-        let intercept = match (self.algorithm.is_dual(), self.intercept) {
-            (true, Some(true)) => {
-                return Err(PipelineError::Unsupported(format!(
-                    "{} fits no intercept (its dual needs the same L2 penalty on every \
-                     coefficient): drop intercept(true)",
-                    self.algorithm.as_str()
-                )))
-            }
-            (true, _) => false,
-            (false, i) => i.unwrap_or(true),
-        };
+        // The dual algorithms fit it as one more coefficient under the same L2 penalty
+        // (their dual needs an unweighted ridge): a penalised intercept, as LIBLINEAR's.
+        let intercept = self.intercept.unwrap_or(true);
         let (n_all, p) = (data.n_samples(), data.n_features());
         if n_all < 2 || p == 0 {
             return Err(PipelineError::Model(dp_models::ModelError::Empty(format!(
@@ -744,13 +738,15 @@ impl Pipeline {
             None => ChaCha20Rng::from_os_rng(),
         };
         // 1. Split (data-independent permutation).
+        // Without a test split the training set is `data` itself, borrowed (a copy of a
+        // large design costs as much as a few passes of the solver).
         let (train, test) = match self.test_fraction {
             Some(f) => {
                 let split_seed: u64 = rng.random();
                 let (tr, te) = train_test_split(data, f, split_seed)?;
-                (tr, Some(te))
+                (Cow::Owned(tr), Some(te))
             }
-            None => (data.clone(), None),
+            None => (Cow::Borrowed(data), None),
         };
         let loss = AnyLoss::from_kind(loss_kind);
         train.check_labels_for(&loss)?;
@@ -883,28 +879,57 @@ impl Pipeline {
                 .iter()
                 .all(|&(lo, hi)| lo <= 0.0 && hi >= 0.0))
         .then(|| 1.0 / scales.iter().copied().fold(f64::INFINITY, f64::min));
-        let row_norm = match normalised_norm {
-            Some(r) => r.min((p as f64).sqrt()),
-            None => (p as f64).sqrt(),
-        };
 
         // 3. Clip and scale, record by record. The dual algorithms need rows of L2 norm
-        // <= 1: each scaled feature is further divided by the row-norm bound (public).
+        // <= 1: each scaled feature, and their constant intercept column, is further
+        // divided by sqrt(p + 1) (sqrt(p) without an intercept; public), or by
+        // sqrt(R^2 + 1) with the smaller row-norm bound R of normalised rows.
         let row_scale = if self.algorithm.is_dual() {
-            row_norm.max(1.0)
+            match normalised_norm {
+                Some(r) if r * r < p as f64 => (r * r + f64::from(u8::from(intercept))).sqrt(),
+                _ => ((p + usize::from(intercept)) as f64).sqrt(),
+            }
         } else {
             1.0
         };
         scales.iter_mut().for_each(|s| *s *= row_scale);
-        let (mut x, clipped_per_column) =
-            train
-                .x()
-                .clip_and_scale(&feature_ranges, &centres, &scales)?;
-        // The declared support bound: a record with more non-zeros keeps its largest
-        // (a fixed map of each record; dp_optim::support).
-        let projected_records = match self.max_nonzeros {
-            Some(k) => Some(RowSupport::AtMost(k).project(&mut x)?),
-            None => None,
+        let dual_intercept = self.algorithm.is_dual() && intercept;
+        // The scaled columns followed by the intercept's constant column when there is
+        // one (the solver fits it as one more coordinate): 1, or 1 / row_scale for the
+        // dual algorithms (their rows, this column included, must have L2 norm <= 1).
+        // Under a support bound the column is appended after the projection (the
+        // intercept is one more non-zero of every record, never projected away).
+        let constant = intercept.then_some(if self.algorithm.is_dual() {
+            1.0 / row_scale
+        } else {
+            1.0
+        });
+        let (x, clipped_per_column, projected_records) = match self.max_nonzeros {
+            Some(k) => {
+                let (mut x, clipped) =
+                    train
+                        .x()
+                        .clip_and_scale(&feature_ranges, &centres, &scales, None)?;
+                // The declared support bound: a record with more non-zeros keeps its
+                // largest (a fixed map of each record; dp_optim::support).
+                let projected = RowSupport::AtMost(k).project(&mut x)?;
+                let x = if intercept {
+                    // DP-CD only (checked above): the constant is 1.
+                    with_intercept_column(&Dataset::new(x, vec![0.0; n])?)?
+                        .into_parts()
+                        .0
+                } else {
+                    x
+                };
+                (x, clipped, Some(projected))
+            }
+            None => {
+                let (x, clipped) =
+                    train
+                        .x()
+                        .clip_and_scale(&feature_ranges, &centres, &scales, constant)?;
+                (x, clipped, None)
+            }
         };
         let shape = ScaledShape {
             row_scale,
@@ -928,12 +953,7 @@ impl Pipeline {
             }
             None => (None, train.y().to_vec(), None),
         };
-        let scaled = Dataset::new(x, y)?;
-        let fit_data = if intercept {
-            with_intercept_column(&scaled)?
-        } else {
-            scaled
-        };
+        let fit_data = Dataset::new(x, y)?;
         // 4. Fit.
         // The shave keeps the basic composition `pre + fit` at most the target despite
         // rounding; without private bounds there is no sum to round, and the fit gets
@@ -961,7 +981,7 @@ impl Pipeline {
         } else {
             f64::NAN
         };
-        let weights = intercept.then(|| {
+        let weights = (intercept && !dual_intercept).then(|| {
             let mut w = vec![1.0; p];
             w.push(0.0);
             w
@@ -975,15 +995,17 @@ impl Pipeline {
         // The solver's own warnings (e.g. `SmoothnessFloored`) travel with the rules'.
         chosen.loss = loss_kind;
         chosen.intercept = intercept;
-        chosen.intercept_note = if intercept {
+        chosen.intercept_note = if dual_intercept {
+            format!(
+                "fitted and penalised: the coefficient of a constant column 1/sqrt(p + 1), under \
+                 the same L2 penalty as every coefficient ({} needs an unweighted ridge), \
+                 one more coordinate of the same private solver, no separate charge",
+                self.algorithm.as_str()
+            )
+        } else if intercept {
             "fitted: the coefficient of a constant column, one more coordinate of the same \
              private solver, no separate charge"
                 .into()
-        } else if self.algorithm.is_dual() {
-            format!(
-                "none: {} cannot fit one (its dual needs the same L2 penalty on every coefficient)",
-                self.algorithm.as_str()
-            )
         } else {
             "none: turned off by the caller".into()
         };
@@ -1015,7 +1037,12 @@ impl Pipeline {
         }
 
         // 5. Guarantee.
-        let scaled_model = if intercept {
+        let scaled_model = if dual_intercept {
+            // The last coefficient multiplies the column 1 / row_scale.
+            let mut m = fitted.model.clone().split_intercept()?;
+            m.intercept = m.intercept.map(|b| b / row_scale);
+            m
+        } else if intercept {
             fitted.model.clone().split_intercept()?
         } else {
             fitted.model.clone()
@@ -1025,7 +1052,8 @@ impl Pipeline {
         // no intercept and so are never flagged), a public bound; the check reads only
         // the released model (post-processing).
         if private && self.task == Task::Classification {
-            if let Some(w) = constant_prediction(&scaled_model, &PublicBounds::uniform(p, 1.0))? {
+            let bounds = PublicBounds::uniform(p, 1.0 / row_scale);
+            if let Some(w) = constant_prediction(&scaled_model, &bounds)? {
                 fit_warnings.push(w);
             }
         }
@@ -1399,13 +1427,21 @@ impl Pipeline {
                 };
                 let dual = AnyDualLoss::from_kind(loss.kind())?;
                 let b = if self.algorithm == Algorithm::DpScd {
-                    // Rows of norm <= 1 (each scaled entry divided by the row-norm
-                    // bound: sqrt(p), or less after row normalisation).
+                    // Rows of norm <= 1 (each scaled entry, the intercept column
+                    // included, divided by the row-norm bound: sqrt(q), or less after
+                    // row normalisation).
                     let p = shape.row_scale;
                     let bounds = PublicBounds::uniform(q, 1.0 / p).with_row_norm(1.0);
-                    let rules = dp_scd_defaults(&loss, eps, delta, &bounds, n, q)?;
+                    let rules = dp_scd_defaults(&loss, lambda, eps, delta, &bounds, n, q)?;
                     self.take_rules(&mut chosen, &mut warnings, "dp_scd_defaults", &rules, q);
-                    self.batch_size.or(rules.batch_size).unwrap_or(1)
+                    let rule_b = rules.batch_size.unwrap_or(1);
+                    let b = self.batch_size.unwrap_or(rule_b);
+                    if self.clip.is_none() && b > 0 {
+                        // The rule's clip is on the scale of the steps, lambda n / (L R^2):
+                        // kept on that scale for a batch size given by the caller.
+                        chosen.clip = Some(rules.clip * rule_b as f64 / b as f64);
+                    }
+                    b
                 } else {
                     self.batch_size.unwrap_or(1)
                 };
@@ -1426,6 +1462,11 @@ impl Pipeline {
                         .fit_with_rng(data, rng)?
                 } else {
                     DpScdParams::new(dual, L2::new(lambda)?)
+                        .dual_noise(DualNoise::Hidden)
+                        // RDP over continuous orders: the moments accountant's integer
+                        // orders (at most 129) cannot reach eps below about
+                        // ln(1/delta) / 128 (0.095 at delta 5e-6) at any noise.
+                        .accounting(Accounting::Exact)
                         .epsilon(eps)
                         .delta(delta)
                         .passes(chosen.passes)

@@ -163,6 +163,21 @@ fn normalised_rows_fit_and_predict_scale_free() {
         .penalty(dp_erm::PenaltyKind::L2, 0.1)
         .normalize_rows(true)
         .seed(Some(3));
+    // With the dual's intercept column the rows are divided by sqrt(1 + 1) only.
+    let with_intercept = pipe.clone().fit(&dense).unwrap();
+    assert!(with_intercept.model.intercept.is_some());
+    for (w, v) in with_intercept
+        .model
+        .coefficients
+        .iter()
+        .zip(&with_intercept.model.scaled.coefficients)
+    {
+        assert!(
+            (w - v / 2f64.sqrt()).abs() <= 1e-15 * (1.0 + w.abs()),
+            "{w} vs {v}"
+        );
+    }
+    let pipe = pipe.intercept(false);
     let r = pipe.fit(&dense).unwrap();
     assert!(r.model.normalize_rows && r.chosen.normalize_rows);
     assert_eq!(r.model.feature_ranges, vec![(-1.0, 1.0); 4]);

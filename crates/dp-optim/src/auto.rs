@@ -417,28 +417,77 @@ pub fn dp_sgd_defaults<L: Loss + ?Sized>(
     })
 }
 
-/// DP-SCD with mini-batches of `round(sqrt(n))` rows, clip `C = 1` (the dual variables
-/// of the logistic and hinge losses live in `[0, 1]`, so a dual step of more than 1 is
-/// never needed there), and the passes of [`dp_cd_defaults`].
+/// DP-SCD with hidden duals ([`crate::DualNoise::Hidden`], which
+/// [`DpScdParams::defaults_for`] sets): batches of `L = ceil(n / 4)` rows, clip
+/// `C = kappa lambda n / (L R^2)`, and `m` times the passes of [`dp_cd_defaults`]
+/// (unclamped, rounded, then clamped to `[10, 50]`); `kappa = 3, m = 10` for the losses
+/// with a bounded dual step (logistic, hinge), `kappa = min(1, epsilon / 5), m = 1` for
+/// the squared loss.
+///
+/// Derivation. With hidden duals each record is in one batch per pass and the guarantee
+/// is `passes` Gaussian mechanisms: the noise std per step is `s 2 C R` with `s` of
+/// order `sqrt(passes)`, whatever `L`, so fewer, larger batches put less noise in
+/// `v` per pass (`ceil(n / L)` draws), at the cost of smaller steps (the subproblem is
+/// scaled by `L`). The dual step of record `j` is about its residual over the
+/// subproblem's curvature `k_j = L ||x_j||^2 / (lambda n)`, so the steps live on the
+/// scale `lambda n / (L R^2)`; the old `C = 1` was up to `L / (lambda n)` times larger
+/// than every step (`4,600` times on breast_cancer at `lambda = 1e-4`), and the noise
+/// scales with `C`. The dual ascent from `alpha = 0` is slower than DP-CD (the
+/// logistic dual's entropy keeps the first steps short), hence more passes for the
+/// bounded-dual losses; for the squared loss, whose dual step is unbounded, the noise
+/// in `w = v / (lambda n)` grows with the passes and the clip, and the best clip
+/// measured on diabetes shrank with epsilon (`lambda n / L` at eps 5, a third of it at
+/// eps 1, a tenth at eps 0.5, each with 10 passes). The constants were measured through
+/// `dp_erm::Pipeline` on breast_cancer and diabetes at eps 1 and 5
+/// (`cargo run --release -p dp-erm --example scd_probe`, `docs/defaults.md`); they are
+/// not validated elsewhere.
 pub fn dp_scd_defaults<L: Loss + ?Sized>(
     loss: &L,
+    lambda: f64,
     epsilon: f64,
     delta: f64,
     bounds: &PublicBounds,
     n: usize,
     p: usize,
 ) -> Result<AlgorithmDefaults> {
+    positive("lambda", lambda)?;
     let cd = dp_cd_defaults(loss, epsilon, delta, &without_support(bounds), n, p)?;
+    let (kappa, m) = if loss.is_residual_loss() {
+        ((epsilon / 5.0).min(1.0), 1.0)
+    } else {
+        (3.0, 10.0)
+    };
+    let raw = m * cd.passes_unclamped;
+    let passes = (raw.round().max(0.0) as u64).clamp(SCD_PASSES_MIN, SCD_PASSES_MAX);
+    let batch = (n.div_ceil(4) as u64).clamp(1, n.max(1) as u64);
+    let r2 = cd.row_norm * cd.row_norm;
+    let clip = positive(
+        "clip = kappa lambda n / (L R^2)",
+        kappa * lambda * n as f64 / (batch as f64 * r2),
+    )?;
     Ok(AlgorithmDefaults {
-        passes: cd.passes,
+        passes,
         step_scale: None,
-        clip: 1.0,
-        batch_size: Some(sqrt_batch(n)),
+        clip,
+        batch_size: Some(batch),
         beta: None,
-        passes_unclamped: cd.passes_unclamped,
-        warnings: cd.warnings,
+        passes_unclamped: raw,
+        // The budget pays for fewer passes than the rule's minimum.
+        warnings: if raw < SCD_PASSES_MIN as f64 {
+            vec![FitWarning::BudgetTooSmall {
+                wanted: raw,
+                used: passes,
+            }]
+        } else {
+            Vec::new()
+        },
     })
 }
+
+/// The fewest passes of DP-SCD's rule ([`dp_scd_defaults`]).
+pub const SCD_PASSES_MIN: u64 = 10;
+/// The most passes of DP-SCD's rule ([`dp_scd_defaults`]).
+pub const SCD_PASSES_MAX: u64 = 50;
 
 /// The bounds without a row-support bound (only DP-CD uses one).
 fn without_support(bounds: &PublicBounds) -> PublicBounds {
@@ -486,6 +535,11 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
         p: usize,
     ) -> Result<(Self, AlgorithmDefaults)> {
         let d = dp_sgd_defaults(&loss, epsilon, delta, bounds, n, p)?;
+        // DP-SGD's defaults always state the public beta = c R^2; absent is an internal
+        // error, never a NaN handed to the solver.
+        let beta = d.beta.ok_or_else(|| {
+            OptimError::Unsupported("internal: DP-SGD's defaults carry no beta".into())
+        })?;
         let params = DpSgdParams::new(loss, penalty)
             .privacy(PrivacyParams::new(epsilon, delta).accounting(Accounting::Exact))
             .passes(d.passes)
@@ -493,7 +547,7 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
             .clip(d.clip)
             .batch_size(d.batch_size.unwrap_or(1))
             .smoothness(crate::constants::GlobalSmoothness::Given(Tagged::public(
-                d.beta.unwrap_or(f64::NAN),
+                beta,
             )));
         Ok((params, d))
     }
@@ -511,8 +565,9 @@ impl<L: DualLoss> DpScdParams<L> {
         n: usize,
         p: usize,
     ) -> Result<(Self, AlgorithmDefaults)> {
-        let d = dp_scd_defaults(&loss, epsilon, delta, bounds, n, p)?;
+        let d = dp_scd_defaults(&loss, penalty.lambda(), epsilon, delta, bounds, n, p)?;
         let params = DpScdParams::new(loss, penalty)
+            .dual_noise(crate::DualNoise::Hidden)
             .privacy(PrivacyParams::new(epsilon, delta).accounting(Accounting::Exact))
             .passes(d.passes)
             .clip(d.clip)

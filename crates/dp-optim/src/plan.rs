@@ -100,14 +100,20 @@ pub enum BatchSampling {
     /// Balle & Kasiviswanathan 2019). The default, matching DP-CD's relation.
     #[default]
     WithoutReplacement,
+    /// Shuffled passes: each pass draws a uniformly random permutation of the `n`
+    /// records and cuts it into consecutive batches of `b`, so every record is in
+    /// exactly one batch per pass (DP-SCD with [`crate::DualNoise::Hidden`]; no
+    /// amplification by sampling is claimed, see its proof).
+    Shuffled,
 }
 
 impl BatchSampling {
-    /// "poisson" or "without-replacement".
+    /// "poisson", "without-replacement" or "shuffled".
     pub fn name(&self) -> &'static str {
         match self {
             BatchSampling::Poisson => "poisson",
             BatchSampling::WithoutReplacement => "without-replacement",
+            BatchSampling::Shuffled => "shuffled",
         }
     }
 }
@@ -221,8 +227,8 @@ pub struct DpScdPlan {
     /// How the steps of one mini-batch are combined: "independent" (DP-SCD) or
     /// "sequential" (SEQDP-SCD).
     pub updates: String,
-    /// Which dual variables are perturbed: "every-record" or "sampled-records" (the
-    /// paper's).
+    /// Which dual variables are perturbed: "every-record", "sampled-records" (the
+    /// paper's) or "hidden" (none: the duals are never released).
     pub dual_noise: String,
     /// The number of records `n` (public under replace-one; the stated `public_n` under
     /// add/remove).

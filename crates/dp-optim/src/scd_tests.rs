@@ -164,6 +164,7 @@ fn maintained_v_is_x_transpose_alpha() {
             updates,
             clip: f64::INFINITY,
             poisson: None,
+            shuffled: false,
         };
         let mut rng = ChaCha20Rng::seed_from_u64(1);
         run_dual::<_, _, _, ChaCha20Rng>(&prob, lp, &mut st, &mut scratch, 0, 50, &mut rng, None);
@@ -445,4 +446,71 @@ fn clip_is_capped_at_the_dual_step_bound() {
     assert_eq!(hinge.clip, 1.0);
     let squared = base().clip(3.0).build().unwrap().plan(1000).unwrap();
     assert_eq!(squared.clip, 3.0);
+}
+
+/// `DualNoise::Hidden`: the plan charges one Gaussian mechanism per pass at sensitivity
+/// `2 C R` (the duals are not released), the batches are shuffled passes, the builder
+/// refuses the relations and updates the proof does not cover, a seeded fit reproduces
+/// bit for bit, and without noise and clipping every record's dual moves in every pass
+/// (each record is in exactly one batch per pass).
+#[test]
+fn hidden_duals_charge_one_gaussian_per_pass() {
+    let data = normalised(&classification(30, 4, 3));
+    let params = DpScdParams::new(Logistic, L2::new(0.05).unwrap())
+        .epsilon(1.0)
+        .delta(1e-5)
+        .passes(3)
+        .batch_size(7)
+        .clip(0.5)
+        .dual_noise(DualNoise::Hidden);
+    let solver = params.clone().build().unwrap();
+    let plan = solver.plan(30).unwrap();
+    assert_eq!(plan.sampling, crate::plan::BatchSampling::Shuffled);
+    assert_eq!(plan.steps, 3 * 5); // ceil(30 / 7) = 5 batches per pass
+    assert_eq!(plan.sensitivity, 2.0 * 0.5 * ROW_NORM_BOUND);
+    assert_eq!(plan.dual_noise, "hidden");
+    let fit = solver.fit_seeded(&data, 4).unwrap();
+    let report = fit.privacy().unwrap();
+    assert_eq!(
+        report.ledger.entries(),
+        &[dp_accounting::ledger::Charge::Gaussian {
+            noise_multiplier: plan.noise_multiplier,
+            count: 3,
+        }]
+    );
+    assert!(report.guarantee.proven && report.guarantee.epsilon <= 1.0);
+    let again = solver.fit_seeded(&data, 4).unwrap();
+    let bits = |f: &Fitted| -> Vec<u64> { f.coefficients().iter().map(|v| v.to_bits()).collect() };
+    assert_eq!(bits(&fit), bits(&again));
+    assert_ne!(bits(&fit), bits(&solver.fit_seeded(&data, 5).unwrap()));
+    for refused in [
+        params.clone().adjacency(Adjacency::AddRemove).public_n(30),
+        params.clone().updates(BatchUpdates::Sequential),
+    ] {
+        assert!(err_text(refused.build()).contains("Hidden"));
+    }
+    // One pass without noise or clipping: every dual variable takes its step.
+    let prob_sq: Vec<f64> = (0..30).map(|i| data.x().row_sq_norm(i)).collect();
+    let prob = DualProblem {
+        x: data.x(),
+        y: data.y(),
+        loss: &Logistic,
+        inv_lambda_n: 1.0 / (0.05 * 30.0),
+        sq_norms: &prob_sq,
+    };
+    let mut st = DualState {
+        alpha: vec![0.0; 30],
+        v: vec![0.0; 4],
+    };
+    let mut scratch = DualScratch::new(30, 4, 7);
+    let lp = DualLoop {
+        batch: 7,
+        updates: BatchUpdates::Independent,
+        clip: f64::INFINITY,
+        poisson: None,
+        shuffled: true,
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    run_dual::<_, _, _, ChaCha20Rng>(&prob, lp, &mut st, &mut scratch, 0, 5, &mut rng, None);
+    assert!(st.alpha.iter().all(|&a| a != 0.0), "{:?}", st.alpha);
 }

@@ -79,8 +79,12 @@ pub(crate) struct StateNoise<'a, R: Rng + ?Sized> {
     /// `Some(pending)`: every record's dual variable is perturbed at every step, drawn
     /// lazily (`pending[j]` = first step whose noise on `alpha_j` is not yet added; the
     /// sum of `m` independent draws is one draw with `m` times the variance). `None`:
-    /// only the sampled records' dual variables are perturbed (the paper's Algorithm 1).
+    /// only the sampled records' dual variables are perturbed (the paper's Algorithm 1),
+    /// or none of them if `duals` is false.
     pub pending: Option<Vec<u64>>,
+    /// False: the dual variables get no noise at all (they are never released; only
+    /// `v` is perturbed, see `DualNoise::Hidden` in [`crate::dp_scd`]).
+    pub duals: bool,
 }
 
 impl<R: Rng + ?Sized> StateNoise<'_, R> {
@@ -98,7 +102,7 @@ impl<R: Rng + ?Sized> StateNoise<'_, R> {
     /// The noise of step `t`: on the sampled duals (paper variant) and on all of `v`.
     #[inline]
     fn after_batch(&mut self, batch: &[usize], alpha: &mut [f64], v: &mut [f64]) {
-        if self.pending.is_none() {
+        if self.pending.is_none() && self.duals {
             for &j in batch {
                 alpha[j] += self.gaussian.sample(self.rng);
             }
@@ -122,6 +126,13 @@ pub(crate) struct DualLoop {
     /// [`BatchUpdates::Independent`]. `None`: exactly `batch` records drawn without
     /// replacement.
     pub poisson: Option<f64>,
+    /// True (with `poisson: None`): shuffled passes instead of fresh batches. Each pass
+    /// (`ceil(n / L)` steps, starting at a multiple of it) draws a uniformly random
+    /// permutation of the records and cuts it into consecutive batches of `L` (the last
+    /// one shorter when `L` does not divide `n`), so that every record is in exactly one
+    /// batch per pass. Independent updates only; the subproblem is scaled by `L` for
+    /// every batch.
+    pub shuffled: bool,
 }
 
 /// Scratch buffers of the engine (allocated once per fit).
@@ -202,6 +213,8 @@ pub(crate) fn run_dual<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>
     }
     if let Some(q) = lp.poisson {
         run_poisson(prob, lp, q, state, scratch, first, steps, sample_rng, noise);
+    } else if lp.shuffled {
+        run_shuffled(prob, lp, state, scratch, first, steps, sample_rng, noise);
     } else if lp.batch == 1 {
         run_single(
             prob, lp.clip, state, scratch, first, steps, sample_rng, noise,
@@ -430,6 +443,51 @@ fn run_poisson<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>(
         for &j in batch.iter() {
             let step = dual_step(prob, scale, c, alpha[j], j);
             zeta.push(prob.x.row_dot_axpy_into(j, v, dv, step));
+        }
+        for (&j, &z) in batch.iter().zip(zeta.iter()) {
+            alpha[j] += z;
+        }
+        for (vi, &d) in v.iter_mut().zip(dv.iter()) {
+            *vi += d;
+        }
+        if let Some(nz) = noise.as_deref_mut() {
+            nz.after_batch(batch, alpha, v);
+        }
+    }
+}
+
+/// Shuffled passes (independent updates only, see [`DualLoop::shuffled`]): step `t` is
+/// batch `t mod ceil(n / L)` of the permutation drawn at the start of its pass.
+#[allow(clippy::too_many_arguments)]
+fn run_shuffled<D: Design, L: DualLoss, R: Rng + ?Sized, N: Rng + ?Sized>(
+    prob: &DualProblem<'_, D, L>,
+    lp: DualLoop,
+    state: &mut DualState,
+    scratch: &mut DualScratch,
+    first: u64,
+    steps: u64,
+    sample_rng: &mut R,
+    mut noise: Option<&mut StateNoise<'_, N>>,
+) {
+    debug_assert_eq!(lp.updates, BatchUpdates::Independent);
+    let b = lp.batch;
+    let scale = b as f64;
+    let c = lp.clip;
+    let n = prob.y.len();
+    let per_pass = n.div_ceil(b) as u64;
+    let DualState { alpha, v } = state;
+    let DualScratch { perm, dv, zeta, .. } = scratch;
+    for t in first..first + steps {
+        let pos = (t % per_pass) as usize;
+        if pos == 0 {
+            // A full Fisher-Yates shuffle.
+            draw_batch(perm, n, sample_rng);
+        }
+        let batch = &perm[pos * b..((pos + 1) * b).min(n)];
+        dv.iter_mut().for_each(|d| *d = 0.0);
+        for (s, &j) in batch.iter().enumerate() {
+            let step = dual_step(prob, scale, c, alpha[j], j);
+            zeta[s] = prob.x.row_dot_axpy_into(j, v, dv, step);
         }
         for (&j, &z) in batch.iter().zip(zeta.iter()) {
             alpha[j] += z;
@@ -685,6 +743,7 @@ impl<L: DualLoss> Sdca<L> {
             updates: self.updates,
             clip: f64::INFINITY,
             poisson: None,
+            shuffled: false,
         };
         let mut state = DualState {
             alpha: vec![0.0; n],

@@ -221,7 +221,8 @@ where
                         .saturating_add(geometric_skip(sample_rng, log1m_q));
                 }
             }
-            BatchSampling::WithoutReplacement => {
+            // DP-SGD never plans shuffled passes (DP-SCD's hidden-dual mode only).
+            BatchSampling::WithoutReplacement | BatchSampling::Shuffled => {
                 // A uniformly random b-subset: the first b draws of a Fisher–Yates
                 // shuffle of the index buffer (uniform whatever order the buffer is
                 // left in by the previous step). O(b) per step, no allocation.
@@ -570,7 +571,7 @@ mod tests {
                             .saturating_add(geometric_skip(rng, log1m_q));
                     }
                 }
-                BatchSampling::WithoutReplacement => {
+                BatchSampling::WithoutReplacement | BatchSampling::Shuffled => {
                     for k in 0..prob.batch as usize {
                         let r = rng.random_range(k..n);
                         perm.swap(k, r);

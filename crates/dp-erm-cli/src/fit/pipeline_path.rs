@@ -215,12 +215,6 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
                  strong convexity: pass --penalty l2 --lambda L with L > 0 (the paper uses 1e-4)"
             );
         }
-        if args.intercept {
-            bail!(
-                "--algorithm {name} fits no intercept (the dual needs the same penalty on \
-                 every coefficient): drop --intercept"
-            );
-        }
         if !matches!(args.loss, LossArg::Squared | LossArg::Logistic) {
             bail!(
                 "--algorithm {name} supports --loss squared or logistic (the dual coordinate \
@@ -274,15 +268,13 @@ fn feature_bounds(args: &FitArgs) -> Option<FeatureBounds> {
 /// Whether the fit has an intercept. The pipeline fits one by default; LIBSVM,
 /// `--normalize-rows` and `--max-nonzeros` fits only with `--intercept` (as before they
 /// ran through the pipeline: with a support bound the intercept column is one more
-/// release per record, and DP-SCD / SDCA fit none).
+/// release per record).
 fn intercept(args: &FitArgs, format: Format) -> bool {
     let opt_in = format == Format::Libsvm || args.normalize_rows || args.max_nonzeros.is_some();
     if args.intercept {
         true
-    } else if args.no_intercept || opt_in {
-        false
     } else {
-        !matches!(args.algorithm, Algorithm::DpScd | Algorithm::Sdca)
+        !(args.no_intercept || opt_in)
     }
 }
 
