@@ -18,8 +18,7 @@
 use dp_erm::{
     Algorithm, FeatureBounds, FitReport, LossKind, PenaltyKind, Pipeline, TargetBound, Task,
 };
-use dp_models::{Dataset, DenseDesign};
-use nalgebra::DMatrix;
+use dp_models::{Dataset, DenseDesign, Design};
 use serde::{Deserialize, Serialize};
 
 /// Errors of the backend: a message naming the problem (Python raises `ValueError`).
@@ -98,13 +97,27 @@ pub struct FitSpec {
     /// Mini-batch size (DP-SGD, DP-SCD).
     #[serde(default)]
     pub batch_size: Option<u64>,
-    /// Worker threads of the coordinate solvers (seeded fits reproduce per count).
-    #[serde(default = "one")]
-    pub threads: usize,
+    /// Worker threads of the coordinate solvers (seeded fits reproduce per count);
+    /// `None`: [`default_threads`] of the rows.
+    #[serde(default)]
+    pub threads: Option<usize>,
 }
 
-fn one() -> usize {
-    1
+/// Rows from which a fit without an explicit thread count splits each coordinate step's
+/// sweep in two ([`default_threads`]).
+pub const TWO_THREADS_FROM_ROWS: usize = 1 << 16;
+
+/// The thread count of a fit that names none: 2 from [`TWO_THREADS_FROM_ROWS`] rows on,
+/// else 1. A function of the public `n` only, never of the machine, so a seeded fit
+/// replays bit for bit everywhere (the solvers' pieces and their reduction order are
+/// fixed by the count; with one core they run one after the other). Below the
+/// threshold a half-column step is too short to repay handing it to the second thread.
+pub fn default_threads(n: usize) -> usize {
+    if n >= TWO_THREADS_FROM_ROWS {
+        2
+    } else {
+        1
+    }
 }
 
 /// The feature data as Python hands it over, borrowed (no copy before the pipeline's).
@@ -136,8 +149,11 @@ pub enum Features<'a> {
     },
 }
 
-/// The column-major values of the design (the one copy a fit makes here).
-fn column_major(x: Features<'_>) -> Result<(usize, usize, Vec<f64>)> {
+/// The design of `x`, in the pipeline's layout (column-major, on huge pages when large):
+/// the one copy a fit makes here, written straight into the design's buffer. A C-ordered
+/// array is transposed once, tile by tile ([`dp_models::design::transpose_into`]); a
+/// Fortran-ordered one is copied column by column as it is.
+fn design(x: Features<'_>) -> Result<DenseDesign> {
     match x {
         Features::Dense {
             values,
@@ -145,22 +161,18 @@ fn column_major(x: Features<'_>) -> Result<(usize, usize, Vec<f64>)> {
             p,
             row_major,
         } => {
-            if values.len() != n * p {
+            if Some(values.len()) != n.checked_mul(p) {
                 return err(format!(
                     "X has {} values for shape ({n}, {p})",
                     values.len()
                 ));
             }
-            if !row_major {
-                return Ok((n, p, values.to_vec()));
-            }
-            let mut cols = vec![0.0; n * p];
-            for (i, row) in values.chunks_exact(p.max(1)).enumerate() {
-                for (j, &v) in row.iter().enumerate() {
-                    cols[j * n + i] = v;
-                }
-            }
-            Ok((n, p, cols))
+            empty_check(n, p)?;
+            Ok(if row_major {
+                DenseDesign::from_row_major_deferred_rows(n, p, values)?
+            } else {
+                DenseDesign::from_col_major_with(n, p, |cols| cols.copy_from_slice(values))?
+            })
         }
         Features::SparseCsc {
             data,
@@ -177,36 +189,47 @@ fn column_major(x: Features<'_>) -> Result<(usize, usize, Vec<f64>)> {
                     indices.len()
                 ));
             }
-            let mut cols = vec![0.0; n * p];
             for j in 0..p {
                 let (a, b) = (indptr[j], indptr[j + 1]);
                 if a < 0 || b < a || b as usize > data.len() {
                     return err(format!("malformed CSC matrix: column {j} spans {a}..{b}"));
                 }
-                for k in a as usize..b as usize {
-                    let i = indices[k];
-                    if i < 0 || i as usize >= n {
-                        return err(format!(
-                            "malformed CSC matrix: row index {i} outside 0..{n}"
-                        ));
-                    }
-                    cols[j * n + i as usize] += data[k];
-                }
             }
-            Ok((n, p, cols))
+            if let Some(&i) = indices.iter().find(|&&i| i < 0 || i as usize >= n) {
+                return err(format!(
+                    "malformed CSC matrix: row index {i} outside 0..{n}"
+                ));
+            }
+            empty_check(n, p)?;
+            Ok(DenseDesign::from_col_major_with(n, p, |cols| {
+                for j in 0..p {
+                    for k in indptr[j] as usize..indptr[j + 1] as usize {
+                        cols[j * n + indices[k] as usize] += data[k];
+                    }
+                }
+            })?)
         }
     }
 }
 
+fn empty_check(n: usize, p: usize) -> Result<()> {
+    if n == 0 || p == 0 {
+        return err(format!(
+            "X has shape ({n}, {p}): a fit needs at least one row and one feature"
+        ));
+    }
+    Ok(())
+}
+
 /// The pipeline the spec describes.
-pub fn pipeline(spec: &FitSpec, seed: Option<u64>) -> Pipeline {
+pub fn pipeline(spec: &FitSpec, n: usize, seed: Option<u64>) -> Pipeline {
     let mut pl = Pipeline::new(spec.task, spec.algorithm)
         .loss(spec.loss)
         .penalty(spec.penalty, spec.alpha)
         .privacy(spec.epsilon, spec.delta)
         .intercept(spec.fit_intercept)
         .seed(seed)
-        .threads(spec.threads)
+        .threads(spec.threads.unwrap_or_else(|| default_threads(n)))
         .feature_bounds(match (&spec.feature_ranges, spec.feature_share) {
             (Some(r), _) => FeatureBounds::Ranges(r.clone()),
             (None, Some(share)) => FeatureBounds::Private { share },
@@ -238,18 +261,13 @@ pub fn pipeline(spec: &FitSpec, seed: Option<u64>) -> Pipeline {
 /// the noise (tests, reproduction), `None` draws from the operating system. `y` holds
 /// labels in `{-1, +1}` for classification, the raw target for regression.
 pub fn fit(x: Features<'_>, y: &[f64], spec: &FitSpec, seed: Option<u64>) -> Result<FitReport> {
-    let (n, p, cols) = column_major(x)?;
-    if n == 0 || p == 0 {
-        return err(format!(
-            "X has shape ({n}, {p}): a fit needs at least one row and one feature"
-        ));
-    }
+    let design = design(x)?;
+    let n = design.n_samples();
     if y.len() != n {
         return err(format!("X has {n} rows but y has {} values", y.len()));
     }
-    let design = DenseDesign::from_matrix_deferred_rows(DMatrix::from_vec(n, p, cols))?;
     let data = Dataset::new(design, y.to_vec())?;
-    let report = pipeline(spec, seed).fit(&data)?;
+    let report = pipeline(spec, n, seed).fit(&data)?;
     if let Some(i) = report
         .model
         .coefficients

@@ -64,7 +64,7 @@ fn spec(x: &[f64], n: usize, p: usize) -> FitSpec {
         step_scale: None,
         clip: None,
         batch_size: None,
-        threads: 1,
+        threads: None,
     }
 }
 
@@ -124,4 +124,98 @@ fn the_backend_is_the_library_fit_and_matches_the_recorded_one() {
     .unwrap();
     assert_eq!(file["coef_bits"], recorded["coef_bits"]);
     assert_eq!(file["intercept_bits"], recorded["intercept_bits"]);
+}
+
+/// A large fit (past [`backend::TWO_THREADS_FROM_ROWS`], so the default splits each
+/// step's sweep in two): the C-ordered and the Fortran-ordered copies of the same array
+/// give the same bits, and both equal the pipeline's own fit with `threads(2)` on the
+/// design built the library's plain way (`from_row_major`: no tiled transpose, no
+/// deferred rows). The seed replays the fit on any machine: the count comes from `n`.
+#[test]
+fn a_large_fit_is_the_same_from_either_layout_and_equals_the_two_thread_pipeline_fit() {
+    let (n, p) = (backend::TWO_THREADS_FROM_ROWS + 37, 3);
+    assert_eq!(backend::default_threads(n), 2);
+    assert_eq!(backend::default_threads(n - 38), 1);
+    // Deterministic pseudo-data (no RNG needed): a smooth mix of sines.
+    let x: Vec<f64> = (0..n * p)
+        .map(|k| ((k as f64) * 0.618_034).sin() * 1.5)
+        .collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            if x[i * p] + 0.5 * x[i * p + 1] > 0.1 {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
+    let mut x_f = vec![0.0; n * p];
+    for i in 0..n {
+        for j in 0..p {
+            x_f[j * n + i] = x[i * p + j];
+        }
+    }
+    let mut spec = spec(&x, n, p);
+    spec.feature_ranges = Some(vec![(-1.0, 1.0); p]); // values beyond are clipped
+    spec.passes = Some(3);
+    let c = backend::fit(
+        Features::Dense {
+            values: &x,
+            n,
+            p,
+            row_major: true,
+        },
+        &y,
+        &spec,
+        Some(SEED),
+    )
+    .unwrap();
+    let f = backend::fit(
+        Features::Dense {
+            values: &x_f,
+            n,
+            p,
+            row_major: false,
+        },
+        &y,
+        &spec,
+        Some(SEED),
+    )
+    .unwrap();
+    assert_eq!(bits(&c.model.coefficients), bits(&f.model.coefficients));
+    assert_eq!(c.model, f.model);
+
+    let data = Dataset::new(DenseDesign::from_row_major(n, p, &x).unwrap(), y.clone()).unwrap();
+    let direct = Pipeline::new(Task::Classification, Algorithm::DpCd)
+        .loss(LossKind::Logistic)
+        .penalty(PenaltyKind::L2, spec.alpha)
+        .privacy(1.0, spec.delta)
+        .feature_bounds(FeatureBounds::Ranges(vec![(-1.0, 1.0); p]))
+        .intercept(true)
+        .passes(3)
+        .threads(2)
+        .seed(Some(SEED))
+        .fit(&data)
+        .unwrap();
+    assert_eq!(
+        bits(&direct.model.coefficients),
+        bits(&c.model.coefficients)
+    );
+    assert_eq!(direct.model, c.model);
+    // And the explicit count is honoured: one thread gives other last bits (the sums
+    // are added in another order), so the default really took two.
+    spec.threads = Some(1);
+    let one = backend::fit(
+        Features::Dense {
+            values: &x,
+            n,
+            p,
+            row_major: true,
+        },
+        &y,
+        &spec,
+        Some(SEED),
+    )
+    .unwrap();
+    assert_ne!(bits(&one.model.coefficients), bits(&c.model.coefficients));
 }

@@ -40,6 +40,8 @@
 //! (DP-SCD, SDCA) fit none: their dual needs the same L2 penalty on every coefficient;
 //! [`FitReport::chosen`] says so.
 
+use std::borrow::Cow;
+
 use crate::bounds::{private_bound_epsilon, private_range, BoundGrid};
 use crate::error::{invalid, PipelineError, Result};
 use dp_accounting::calibrate::Accountant;
@@ -56,9 +58,8 @@ use dp_optim::auto::{
 };
 use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
 use dp_optim::{
-    with_intercept_column, Accounting, Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams,
-    DualNoise, FitWarning, Fitted, GlobalSmoothness, Guarantee, LinearModel, SdcaParams,
-    Smoothness, Solver,
+    Accounting, Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams, DualNoise, FitWarning,
+    Fitted, GlobalSmoothness, Guarantee, LinearModel, SdcaParams, Smoothness, Solver,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -625,13 +626,15 @@ impl Pipeline {
             None => ChaCha20Rng::from_os_rng(),
         };
         // 1. Split (data-independent permutation).
+        // Without a test split the training set is `data` itself, borrowed (a copy of a
+        // large design costs as much as a few passes of the solver).
         let (train, test) = match self.test_fraction {
             Some(f) => {
                 let split_seed: u64 = rng.random();
                 let (tr, te) = train_test_split(data, f, split_seed)?;
-                (tr, Some(te))
+                (Cow::Owned(tr), Some(te))
             }
-            None => (data.clone(), None),
+            None => (Cow::Borrowed(data), None),
         };
         let loss = AnyLoss::from_kind(loss_kind);
         train.check_labels_for(&loss)?;
@@ -732,34 +735,41 @@ impl Pipeline {
         } else {
             1.0
         };
+        let (centres, scales): (Vec<f64>, Vec<f64>) = feature_ranges
+            .iter()
+            .map(|&r| {
+                let (c, s) = centre_scale(r);
+                (c, s * row_scale)
+            })
+            .unzip();
         let dual_intercept = self.algorithm.is_dual() && intercept;
-        let mut cols = Vec::with_capacity(n * p);
-        let mut clipped_per_column = Vec::with_capacity(p);
-        let mut centres = Vec::with_capacity(p);
-        let mut scales = Vec::with_capacity(p);
-        for (j, &(lo, hi)) in feature_ranges.iter().enumerate() {
-            let (c, s) = centre_scale((lo, hi));
-            let s = s * row_scale;
-            let mut k = 0usize;
-            for &v in train.x().col(j) {
-                if v < lo || v > hi {
-                    k += 1;
+        let mut clipped_per_column = vec![0usize; p];
+        // The scaled columns, written straight into the design's buffer, followed by the
+        // intercept's constant column when there is one (the solver fits it as one more
+        // coordinate: `with_intercept_column`, without its copy of the design). The
+        // row-major copy is built only if a row-wise solver (DP-SGD, DP-SCD) asks for it.
+        let q = p + usize::from(intercept);
+        let x = DenseDesign::from_col_major_with(n, q, |cols| {
+            let (scaled, ones) = cols.split_at_mut(n * p);
+            for (j, out) in scaled.chunks_exact_mut(n).enumerate() {
+                let ((lo, hi), c, s) = (feature_ranges[j], centres[j], scales[j]);
+                let mut k = 0usize;
+                for (o, &v) in out.iter_mut().zip(train.x().col(j)) {
+                    if v < lo || v > hi {
+                        k += 1;
+                    }
+                    *o = (v.clamp(lo, hi) - c) / s;
                 }
-                cols.push((v.clamp(lo, hi) - c) / s);
+                clipped_per_column[j] = k;
             }
-            clipped_per_column.push(k);
-            centres.push(c);
-            scales.push(s);
-        }
-        // The dual algorithms' intercept column, 1 / row_scale (the others get a column
-        // of 1 from `with_intercept_column` below).
-        if dual_intercept {
-            cols.extend(std::iter::repeat_n(1.0 / row_scale, n));
-        }
-        // The scaled columns, taken without a copy; the row-major copy is built only if
-        // a row-wise solver (DP-SGD, DP-SCD) asks for it.
-        let x =
-            DenseDesign::from_col_major_deferred_rows(n, p + usize::from(dual_intercept), cols)?;
+            // The intercept's column: 1, or 1 / row_scale for the dual algorithms (their
+            // rows, this column included, must have L2 norm <= 1).
+            ones.fill(if self.algorithm.is_dual() {
+                1.0 / row_scale
+            } else {
+                1.0
+            });
+        })?;
         let (target_cs, y, target_clipped) = match target {
             Some(((lo, hi), _)) => {
                 let (c, s) = centre_scale((lo, hi));
@@ -776,12 +786,7 @@ impl Pipeline {
             }
             None => (None, train.y().to_vec(), None),
         };
-        let scaled = Dataset::new(x, y)?;
-        let fit_data = if intercept && !dual_intercept {
-            with_intercept_column(&scaled)?
-        } else {
-            scaled
-        };
+        let fit_data = Dataset::new(x, y)?;
         // 4. Fit.
         // The shave keeps the basic composition `pre + fit` at most the target despite
         // rounding; without private bounds there is no sum to round, and the fit gets

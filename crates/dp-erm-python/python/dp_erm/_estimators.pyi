@@ -19,6 +19,7 @@ class _DPLinearBase(BaseEstimator):
     step_scale: Optional[float]
     clip: Optional[float]
     batch_size: Optional[int]
+    n_jobs: Optional[int]
     random_state: _RandomState
     n_features_in_: int
     feature_names_in_: NDArray[np.object_]
@@ -54,6 +55,7 @@ class DPLogisticRegression(_DPClassifier):
         step_scale: Optional[float] = None,
         clip: Optional[float] = None,
         batch_size: Optional[int] = None,
+        n_jobs: Optional[int] = None,
         random_state: _RandomState = None,
     ) -> None: ...
     def fit(self, X: ArrayLike, y: ArrayLike) -> "DPLogisticRegression": ...
@@ -74,6 +76,7 @@ class DPLinearSVC(_DPClassifier):
         step_scale: Optional[float] = None,
         clip: Optional[float] = None,
         batch_size: Optional[int] = None,
+        n_jobs: Optional[int] = None,
         random_state: _RandomState = None,
     ) -> None: ...
     def fit(self, X: ArrayLike, y: ArrayLike) -> "DPLinearSVC": ...
@@ -98,6 +101,7 @@ class DPLinearRegression(_DPRegressor):
         step_scale: Optional[float] = None,
         clip: Optional[float] = None,
         batch_size: Optional[int] = None,
+        n_jobs: Optional[int] = None,
         random_state: _RandomState = None,
     ) -> None: ...
 
@@ -116,6 +120,7 @@ class DPLasso(_DPRegressor):
         step_scale: Optional[float] = None,
         clip: Optional[float] = None,
         batch_size: Optional[int] = None,
+        n_jobs: Optional[int] = None,
         random_state: _RandomState = None,
     ) -> None: ...
 
@@ -134,6 +139,7 @@ class DPElasticNet(_DPRegressor):
         step_scale: Optional[float] = None,
         clip: Optional[float] = None,
         batch_size: Optional[int] = None,
+        n_jobs: Optional[int] = None,
         random_state: _RandomState = None,
     ) -> None: ...
 
