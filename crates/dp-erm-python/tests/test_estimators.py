@@ -247,10 +247,16 @@ def test_accounting():
         acc.epsilon("gaussian", steps=10, delta=1e-5, sigma=1.0, accountant="optimal")
 
 
-def test_dp_scd_fits_no_intercept():
+def test_dp_scd_fits_a_penalised_intercept():
+    # Since issue 25 the pipeline gives DP-SCD an intercept: the coefficient of a
+    # constant column under the same L2 penalty (its dual needs an unweighted ridge).
     X, y = _binary(500)
-    with pytest.raises(ValueError, match="intercept"):
-        DPLogisticRegression(bounds_X=(-1, 1), algorithm="dp-scd").fit(X, y)
+    clf = DPLogisticRegression(bounds_X=(-1, 1), algorithm="dp-scd", random_state=0).fit(X, y)
+    assert np.isfinite(clf.intercept_[0])
+    assert "penalised" in clf.hyperparameters_["intercept_note"]
+    off = DPLogisticRegression(bounds_X=(-1, 1), algorithm="dp-scd", fit_intercept=False,
+                               random_state=0).fit(X, y)
+    assert off.intercept_[0] == 0.0
 
 
 def test_a_budget_too_small_for_the_data_raises_a_python_warning():
