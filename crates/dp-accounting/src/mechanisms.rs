@@ -165,6 +165,43 @@ impl Laplace {
     }
 }
 
+/// Laplace samplers of one pure `epsilon`-DP release over queries whose L1
+/// sensitivities are `unit * c` for public `c >= 0` (one scale per query): scale
+/// `(unit / epsilon) * c`. Built only by a release
+/// ([`Release::laplace_family`](crate::release::Release::laplace_family)).
+///
+/// # Privacy
+/// Each draw at `c` is the Laplace mechanism of scale `Delta / epsilon` for a query of
+/// L1 sensitivity `Delta = unit * c` (Dwork & Roth 2014, Thm 3.6); `c = 0` (a query that
+/// cannot change) draws zero noise. The scale is computed as `(unit / epsilon) * c`, the
+/// order in which DP-GCD's paper calibration computes `Delta_j / eps'`, so its seeded
+/// fits keep their bits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LaplaceFamily {
+    per_unit: f64,
+}
+
+impl LaplaceFamily {
+    pub(crate) fn new(unit: f64, epsilon: f64) -> Result<LaplaceFamily> {
+        let per_unit = finite_positive("Laplace scale per unit of sensitivity", unit / epsilon)?;
+        Ok(LaplaceFamily { per_unit })
+    }
+
+    /// `unit / epsilon`: the scale at `c = 1`.
+    pub fn per_unit(&self) -> f64 {
+        self.per_unit
+    }
+
+    /// One draw of Laplace(0, `(unit / epsilon) * c`) for the query of sensitivity
+    /// `unit * c` (`c` finite and `>= 0`, not checked: a caller's public constant).
+    pub fn sample<R: Rng + ?Sized>(&self, c: f64, rng: &mut R) -> f64 {
+        Laplace {
+            scale: self.per_unit * c,
+        }
+        .sample(rng)
+    }
+}
+
 /// Noise distribution used by [`ReportNoisyMax`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum RnmNoise {
@@ -404,8 +441,61 @@ pub fn rnm_gumbel_rho(sensitivity: Sensitivity, scale: f64, monotone: bool) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::release::Release;
     use rand::SeedableRng;
     use rand_chacha::ChaCha20Rng;
+
+    #[test]
+    fn a_releases_laplace_family_draws_what_a_scaled_unit_laplace_draws_bit_for_bit() {
+        // DP-GCD's paper mode drew `(unit / eps) * c * Lap(1)`; the release's family
+        // must give the same bits (its seeded fits are pinned) and refuse other kinds.
+        let eps = 0.37;
+        let release = Release::PureDp {
+            epsilon: eps,
+            count: 5,
+            label: "selection".into(),
+        };
+        let unit = 2.0 * (1.0 / 123.0);
+        let family = release.laplace_family(unit).unwrap();
+        assert_eq!(family.per_unit().to_bits(), (unit / eps).to_bits());
+        let one = Laplace::new(1.0).unwrap();
+        let (mut a, mut b) = (ChaCha20Rng::seed_from_u64(7), ChaCha20Rng::seed_from_u64(7));
+        for c in [0.0, 1e-300, 0.3, 1.0, 17.5] {
+            for _ in 0..50 {
+                let old = unit / eps * c * one.sample(&mut a);
+                let new = family.sample(c, &mut b);
+                assert_eq!(old.to_bits(), new.to_bits(), "c = {c}");
+            }
+        }
+        let gaussian = Release::Gaussian {
+            noise_multiplier: 1.0,
+            count: 1,
+        };
+        assert!(gaussian.laplace_family(unit).is_err());
+        assert!(release.laplace_family(f64::INFINITY).is_err());
+        assert!(release.laplace_family(0.0).is_err());
+    }
+
+    #[test]
+    fn a_repeated_release_changes_only_its_count() {
+        let r = Release::ExponentialMechanism {
+            epsilon: 0.2,
+            count: 1,
+        };
+        assert_eq!(
+            r.repeated(40).unwrap(),
+            Release::ExponentialMechanism {
+                epsilon: 0.2,
+                count: 40
+            }
+        );
+        assert!(r.repeated(0).is_err());
+        // Its sampler is the one-round release's.
+        assert_eq!(
+            r.repeated(40).unwrap().report_noisy_max(0.5).unwrap(),
+            r.report_noisy_max(0.5).unwrap()
+        );
+    }
 
     fn l1(v: f64) -> Sensitivity {
         Sensitivity::new(v, Norm::L1).unwrap()

@@ -23,7 +23,7 @@
 
 use crate::error::{AccountingError, Result};
 use crate::gdp::gdp_epsilon;
-use crate::mechanisms::{Gaussian, Laplace, ReportNoisyMax, RnmNoise};
+use crate::mechanisms::{Gaussian, Laplace, LaplaceFamily, ReportNoisyMax, RnmNoise};
 use crate::num::round_up;
 use crate::params::{Delta, NoiseMultiplier, SamplingRate};
 use crate::rdp::{epsilon_from_curve, OrderGrid, RdpConversion, RdpEpsilon};
@@ -144,6 +144,14 @@ impl Release {
             | Release::ExponentialMechanism { count, .. }
             | Release::Selection { count, .. } => *count,
         }
+    }
+
+    /// The same release used `count` times in a row (e.g. one round's release charged
+    /// for all rounds). Errors on `count = 0`.
+    pub fn repeated(&self, count: u64) -> Result<Release> {
+        let mut r = self.clone();
+        *r.count_mut() = check_steps(count)?;
+        Ok(r)
     }
 
     pub(crate) fn count_mut(&mut self) -> &mut u64 {
@@ -327,6 +335,19 @@ impl Release {
     pub fn laplace(&self, sensitivity: f64) -> Result<Laplace> {
         match self {
             Release::PureDp { epsilon, .. } => Laplace::new((1.0 / epsilon) * sensitivity),
+            _ => Err(AccountingError::Unreachable(format!(
+                "a Laplace sampler was asked of a release that is not pure DP: {self:?}"
+            ))),
+        }
+    }
+
+    /// The Laplace samplers of this pure `epsilon`-DP release for queries of L1
+    /// sensitivity `unit * c`, one public `c >= 0` per query: scale
+    /// `(unit / epsilon) * c` (Dwork & Roth 2014, Thm 3.6; see [`LaplaceFamily`]).
+    /// Errors for every other kind.
+    pub fn laplace_family(&self, unit: f64) -> Result<LaplaceFamily> {
+        match self {
+            Release::PureDp { epsilon, .. } => LaplaceFamily::new(unit, *epsilon),
             _ => Err(AccountingError::Unreachable(format!(
                 "a Laplace sampler was asked of a release that is not pure DP: {self:?}"
             ))),

@@ -317,6 +317,44 @@ pub fn run_seed(base: u64, id: &TaskId, h: &Hyper, phase: &str, run: usize) -> u
     )
 }
 
+/// Which way a tuning score improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Goal {
+    /// Lower is better (an error, an objective, a mean squared error).
+    Lower,
+    /// Higher is better (an accuracy).
+    Higher,
+}
+
+/// The grid point a tuning keeps: the index of the best score under `goal`, the first in
+/// grid order among equal scores (so the choice is deterministic); a NaN score counts as
+/// the worst possible. `None` for an empty grid. Every protocol of the experiments picks
+/// its point with it.
+pub fn best_index(scores: &[f64], goal: Goal) -> Option<usize> {
+    // The key is minimised: the score, or its negative when higher is better.
+    let key = |v: f64| match goal {
+        _ if v.is_nan() => f64::INFINITY,
+        Goal::Lower => v,
+        Goal::Higher => -v,
+    };
+    let mut best: Option<(usize, f64)> = None;
+    for (i, &v) in scores.iter().enumerate() {
+        let k = key(v);
+        if best.is_none_or(|(_, b)| k < b) {
+            best = Some((i, k));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// `f(0), ..., f(n - 1)` in parallel (rayon), in index order: the tuning points or fresh
+/// runs of a protocol. Each call derives its own seed from its index and labels
+/// ([`stable_seed`]), so the results do not depend on the thread or the order that ran
+/// them.
+pub fn par_runs<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    (0..n).into_par_iter().map(f).collect()
+}
+
 /// Relative error `(F(w) - F*) / F*`, `+inf` when `F(w)` is not finite.
 pub fn relative_error(f: f64, f_star: f64) -> f64 {
     if f.is_finite() {
@@ -465,7 +503,6 @@ fn run_task(task: &Task<'_>, protocol: &Protocol, bar: &ProgressBar) -> Result<V
     for (b, &budget) in g.budgets.iter().enumerate() {
         let chunk = &tuned_out[b * per_budget..(b + 1) * per_budget];
         let mut points = Vec::with_capacity(g.points());
-        let mut best: Option<(usize, f64)> = None;
         for (k, runs) in chunk.chunks(protocol.tuning_runs).enumerate() {
             let errs: Vec<f64> = runs.iter().map(|o| o.rel_error).collect();
             let mean = Stats::of(&errs).mean;
@@ -476,11 +513,9 @@ fn run_task(task: &Task<'_>, protocol: &Protocol, bar: &ProgressBar) -> Result<V
                 clip: g.clips[ci],
                 mean_rel_error: mean,
             });
-            if best.is_none_or(|(_, m)| mean < m) {
-                best = Some((k, mean));
-            }
         }
-        let (k, _) = best.unwrap_or((0, f64::INFINITY));
+        let means: Vec<f64> = points.iter().map(|q| q.mean_rel_error).collect();
+        let k = best_index(&means, Goal::Lower).unwrap_or(0);
         let (si, ci) = (k / g.clips.len(), k % g.clips.len());
         let tuning_errs: Vec<f64> = chunk[k * protocol.tuning_runs..(k + 1) * protocol.tuning_runs]
             .iter()
@@ -701,6 +736,26 @@ mod tests {
         assert_eq!(r[0].failures.0, 4);
         assert!(r[0].failures.1.as_deref().unwrap().contains("always fails"));
         assert!(r[0].final_stats.mean.is_infinite());
+    }
+
+    #[test]
+    fn best_index_keeps_the_first_best_and_never_a_nan() {
+        assert_eq!(best_index(&[], Goal::Lower), None);
+        assert_eq!(best_index(&[3.0, 1.0, 1.0, 2.0], Goal::Lower), Some(1));
+        assert_eq!(best_index(&[3.0, 1.0, 3.0], Goal::Higher), Some(0));
+        // A failed point (NaN) is the worst under either goal, even when it comes first.
+        assert_eq!(best_index(&[f64::NAN, 2.0], Goal::Lower), Some(1));
+        assert_eq!(best_index(&[f64::NAN, 0.5], Goal::Higher), Some(1));
+        assert_eq!(
+            best_index(&[f64::NEG_INFINITY, 0.5, 0.7], Goal::Higher),
+            Some(2)
+        );
+        // All failed: the first point, as the tuning of an all-failing task reports it.
+        assert_eq!(
+            best_index(&[f64::INFINITY, f64::INFINITY], Goal::Lower),
+            Some(0)
+        );
+        assert_eq!(par_runs(4, |i| i * i), vec![0, 1, 4, 9]);
     }
 
     #[test]

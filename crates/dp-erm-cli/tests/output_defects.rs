@@ -337,7 +337,11 @@ fn a_feature_bound_whose_constants_overflow_is_refused() {
 /// rule wants far fewer than its minimum of 2 passes: the library's typed
 /// `FitWarning::BudgetTooSmall` must be printed as a `warning: ...` line on standard
 /// error, as a `warning = ...` line of the text report, and in the JSON `warnings`.
-/// (Before, the CLI printed only the warnings it made itself.)
+/// (Before, the CLI printed only the warnings it made itself.) Failed before (this test
+/// run on 2026-12-02 against 93a4fac, the parent of its fix 6e55a40): the first
+/// assertion, with an empty standard error:
+/// `panicked at crates/dp-erm-cli/tests/output_defects.rs:344:5: stderr:` (nothing
+/// follows).
 #[test]
 fn the_library_warnings_reach_stderr_the_report_and_json() {
     let dir = scratch("budget");
@@ -384,7 +388,11 @@ fn the_library_warnings_reach_stderr_the_report_and_json() {
 }
 
 /// `feature_ranges` and `clipped_per_column` list the columns in the file's order, in
-/// text and in JSON (they used to come out alphabetically, from a sorted map).
+/// text and in JSON (they used to come out alphabetically, from a sorted map). Failed
+/// before (this test run on 2026-12-02 against 93a4fac, the parent of its fix 6e55a40):
+/// `no feature_ranges in` the text report (declared bounds printed no ranges), whose
+/// per-column line was alphabetical:
+/// `clipped_per_column = {"alpha":0,"mid":0,"zeta":201}`.
 #[test]
 fn per_column_fields_keep_the_column_order() {
     let dir = scratch("colorder");

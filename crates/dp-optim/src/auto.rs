@@ -535,6 +535,11 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
         p: usize,
     ) -> Result<(Self, AlgorithmDefaults)> {
         let d = dp_sgd_defaults(&loss, epsilon, delta, bounds, n, p)?;
+        // DP-SGD's defaults always state the public beta = c R^2; absent is an internal
+        // error, never a NaN handed to the solver.
+        let beta = d.beta.ok_or_else(|| {
+            OptimError::Unsupported("internal: DP-SGD's defaults carry no beta".into())
+        })?;
         let params = DpSgdParams::new(loss, penalty)
             .privacy(PrivacyParams::new(epsilon, delta).accounting(Accounting::Exact))
             .passes(d.passes)
@@ -542,7 +547,7 @@ impl<L: Loss, P: Penalty> DpSgdParams<L, P> {
             .clip(d.clip)
             .batch_size(d.batch_size.unwrap_or(1))
             .smoothness(crate::constants::GlobalSmoothness::Given(Tagged::public(
-                d.beta.unwrap_or(f64::NAN),
+                beta,
             )));
         Ok((params, d))
     }

@@ -58,16 +58,18 @@
 
 use crate::dp_fw::check_data_bounds;
 use crate::dp_gcd::calibration::zcdp_split;
+use crate::driver::{Declared, Model, PrivateFit, Proof, Report};
 use crate::error::{invalid, OptimError, Result};
 use crate::fw::{check_data, fw_update};
 use crate::fw_plan::{DistDpFwPlan, FwPlan};
 use crate::model::{Diagnostics, Fitted, LinearModel};
-use crate::plan::{PrivacyReport, SolverPlan};
+use crate::plan::SolverPlan;
 use crate::privacy::{guarantee_of, privacy_setters, Adjacency, CheckedPrivacy, PrivacyParams};
 use crate::solver::{check_finite, Solver, Streams, Switches};
 use dp_accounting::calibrate::{shrink_to_target, Accountant};
 use dp_accounting::ledger::{Charge, Ledger};
 use dp_accounting::mechanisms::{Gaussian, ReportNoisyMax, RnmNoise};
+use dp_accounting::release::Release;
 use dp_models::constraint::{average_loss, average_loss_gradient, ConstraintSet, L1BallProduct};
 use dp_models::{Dataset, Design, Loss, Squared};
 use rand::{Rng, RngCore, SeedableRng};
@@ -411,13 +413,16 @@ pub struct Party {
     resid: Vec<f64>,
 }
 
-/// The per-round mechanisms of a party (`None`: noise off, not private).
-#[derive(Debug, Clone, Copy)]
+/// The per-round releases of a party (`None`: noise off, not private), each with the
+/// sensitivity its sampler is built for; [`Party::new`] charges them for every round and
+/// builds its samplers from the charged releases.
+#[derive(Debug, Clone)]
 pub struct PartyMechanisms {
-    /// Exponential mechanism over the signed candidates, and its `eps0`.
-    pub selection: Option<(ReportNoisyMax, f64)>,
-    /// Gaussian noise of the sketch, and its noise multiplier.
-    pub sketch_noise: Option<(Gaussian, f64)>,
+    /// One round's selection over the signed candidates (the exponential mechanism, or
+    /// Laplace report-noisy-max as a pure-DP release) and the score sensitivity.
+    pub selection: Option<(Release, f64)>,
+    /// One round's Gaussian release of the sketch and the sketch's L2 sensitivity.
+    pub sketch_noise: Option<(Release, f64)>,
     /// Clipping bound `C_res` of the reconstructed residual (`f64::INFINITY`: none).
     pub residual_clip: f64,
 }
@@ -450,28 +455,25 @@ impl Party {
         if tau == 0 || tau > features.len() {
             return Err(invalid("tau", tau as f64, "1 <= tau <= |P_k|"));
         }
+        // Every round's releases are charged here, before any draw, and the samplers
+        // are the charged releases' own.
         let mut ledger = Ledger::new();
-        if let Some((rnm, eps0)) = mechanisms.selection {
-            // Gumbel noise is the exponential mechanism (eps0-bounded-range); Laplace
-            // report-noisy-max (the paper's nominal calibration) is pure eps0-DP.
-            ledger.charge(match rnm.noise() {
-                RnmNoise::Gumbel => Charge::ExponentialMechanism {
-                    epsilon: eps0,
-                    count: rounds,
-                },
-                RnmNoise::Laplace => Charge::PureDp {
-                    epsilon: eps0,
-                    count: rounds,
-                    label: "Laplace report-noisy-max".into(),
-                },
-            })?;
-        }
-        if let Some((_, z)) = mechanisms.sketch_noise {
-            ledger.charge(Charge::Gaussian {
-                noise_multiplier: z,
-                count: rounds,
-            })?;
-        }
+        let selection = match &mechanisms.selection {
+            Some((release, sensitivity)) => {
+                let charged = release.repeated(rounds)?;
+                ledger.charge(charged.clone())?;
+                Some(charged.report_noisy_max(*sensitivity)?)
+            }
+            None => None,
+        };
+        let sketch_noise = match &mechanisms.sketch_noise {
+            Some((release, sensitivity)) => {
+                let charged = release.repeated(rounds)?;
+                ledger.charge(charged.clone())?;
+                Some(charged.gaussian(*sensitivity)?)
+            }
+            None => None,
+        };
         let n = y.len();
         Ok(Self {
             id,
@@ -481,8 +483,8 @@ impl Party {
             sketch,
             radius_clip: mechanisms.residual_clip,
             tau,
-            selection: mechanisms.selection.map(|s| s.0),
-            sketch_noise: mechanisms.sketch_noise.map(|s| s.0),
+            selection,
+            sketch_noise,
             ledger,
             sampling,
             noise,
@@ -808,7 +810,7 @@ impl DistDpFwParams {
                 "the sketch dimension m must be >= 1",
             ));
         }
-        check_data_bounds(self.feature_bound, self.label_bound)?;
+        let bounds = check_data_bounds(self.feature_bound, self.label_bound)?;
         if let Some(c) = self.residual_clip {
             if c.is_nan() || c <= 0.0 || (self.switches.noise && !c.is_finite()) {
                 return Err(invalid(
@@ -848,6 +850,7 @@ impl DistDpFwParams {
             privacy,
             selection_epsilon: split.selection_epsilon,
             noise_multiplier: 1.0 / (2.0 * split.rho_update).sqrt(),
+            bounds,
         })
     }
 }
@@ -928,6 +931,8 @@ pub struct DistDpFw {
     privacy: CheckedPrivacy,
     selection_epsilon: f64,
     noise_multiplier: f64,
+    /// The public bounds `(B, Y)` on `|x_ij|` and `|y_i|`, checked at build.
+    bounds: (f64, f64),
 }
 
 /// The public setup of one run of the private protocol: everything the parties and the
@@ -982,10 +987,7 @@ impl DistDpFw {
         let tau = prm.tau.unwrap_or(smallest);
         let largest = check_shape(k, tau, set.blocks())?;
         let p_samp = tau as f64 / largest as f64;
-        let (b, yb) = (
-            prm.feature_bound.unwrap_or(f64::NAN),
-            prm.label_bound.unwrap_or(f64::NAN),
-        );
+        let (b, yb) = self.bounds;
         let m = prm.sketch_dim.unwrap_or(1);
         let sketch = Sketch::generate(m, n, prm.sketch_seed)?;
         let jmax = sketch.max_column_norm();
@@ -1047,19 +1049,14 @@ impl DistDpFw {
             count: 1,
         };
         let mechanisms = PartyMechanisms {
-            selection: if prm.switches.noise {
-                Some((
-                    selection_release.report_noisy_max(score_sensitivity)?,
-                    selection_epsilon,
-                ))
-            } else {
-                None
-            },
-            sketch_noise: if prm.switches.noise {
-                Some((sketch_release.gaussian(sketch_sensitivity)?, multiplier))
-            } else {
-                None
-            },
+            selection: prm
+                .switches
+                .noise
+                .then_some((selection_release, score_sensitivity)),
+            sketch_noise: prm
+                .switches
+                .noise
+                .then_some((sketch_release, sketch_sensitivity)),
             residual_clip: c_res,
         };
         Ok(ProtocolSetup {
@@ -1096,16 +1093,13 @@ pub fn party_generators(rng: &mut dyn RngCore, k: usize) -> Vec<(ChaCha20Rng, Ch
 
 impl<D: Design> Solver<D> for DistDpFw {
     fn fit_with_rng(&self, data: &Dataset<D>, rng: &mut dyn RngCore) -> Result<Fitted> {
-        let start = std::time::Instant::now();
+        let fit = PrivateFit::begin(&self.privacy, Adjacency::ReplaceOne);
         let prm = &self.params;
         let (x, y) = (data.x(), data.y());
         let (n, p) = (x.n_samples(), x.n_features());
         check_data(data, p)?;
         let k = prm.parties;
-        let (b, yb) = (
-            prm.feature_bound.unwrap_or(f64::NAN),
-            prm.label_bound.unwrap_or(f64::NAN),
-        );
+        let (b, yb) = self.bounds;
         if prm.switches.clip {
             crate::dp_fw::check_bounds(data, b, yb)?;
         }
@@ -1144,125 +1138,115 @@ impl<D: Design> Solver<D> for DistDpFw {
                 y.to_vec(),
                 sketch.clone(),
                 tau,
-                mechanisms,
+                mechanisms.clone(),
                 prm.iterations,
                 samp,
                 nz,
             )?);
         }
+        // The joint ledger: every party's releases (each charged in its own ledger by
+        // `Party::new`), charged to the fit before the first round. Our calibration is
+        // fitted to the target (enforced); the paper's nominal one is reported with what
+        // its scales cost under our analysis (proven, not fitted: it may exceed the
+        // target). Noise off: nothing is charged (a non-private comparison run).
+        let accountant = Accountant::Zcdp;
+        let fit = if prm.switches.noise {
+            Ok(fit.charge(Declared {
+                releases: parties
+                    .iter()
+                    .flat_map(|party| party.ledger().entries().iter().cloned())
+                    .collect(),
+                calibrated: None,
+                accountant,
+                proof: match prm.calibration {
+                    DistCalibration::Zcdp => Proof::Proven,
+                    DistCalibration::PaperNominal => Proof::Nominal(format!(
+                        "the paper's nominal noise scales (Laplace selection scale \
+                         {selection_scale:.4e}, sketch std {sketch_std:.4e}); the paper's \
+                         claim that they give epsilon {} is NOT PROVEN; what our analysis of \
+                         these scales gives is the epsilon reported",
+                        self.privacy.epsilon.get()
+                    )),
+                },
+            })?)
+        } else {
+            Err(fit)
+        };
         let mut server = Server::new(p, m, k, radius, p_samp).with_blocks(set.blocks().to_vec());
         run_protocol(&mut server, &mut parties, prm.iterations)?;
         let w = server.x().to_vec();
-        check_finite("distributed private Frank-Wolfe", &w, "check the data")?;
         let loss = Squared::half();
         let mut z = vec![0.0; n];
         x.matvec(&w, &mut z);
         let (mut deriv, mut grad) = (vec![0.0; n], vec![0.0; p]);
         average_loss_gradient(x, &loss, &z, y, &mut deriv, &mut grad);
-        let privacy = if prm.switches.noise {
-            let accountant = Accountant::Zcdp;
-            let mut joint = Ledger::new();
-            for party in &parties {
-                for c in party.ledger().entries() {
-                    joint.charge(c.clone())?;
-                }
+        let model = Model {
+            algorithm: if prm.switches.noise {
+                "dist-dp-fw"
+            } else {
+                "dist-fw-sketched"
             }
-            let eps = joint.guarantee(self.privacy.delta, accountant)?;
-            // Our calibration is fitted to the target (enforced); the paper's nominal
-            // one is reported with what its scales cost under our analysis (proven, not
-            // fitted: it may exceed the target).
-            let fitted = prm.calibration == DistCalibration::Zcdp;
-            let mut guarantee = guarantee_of(
-                &joint,
-                eps,
-                &self.privacy,
-                accountant,
-                Adjacency::ReplaceOne,
-                true,
-                fitted,
-            )?;
-            if !fitted {
-                guarantee.how = format!(
-                    "the paper's nominal noise scales (Laplace selection scale \
-                     {selection_scale:.4e}, sketch std {sketch_std:.4e}); the paper's claim \
-                     that they give epsilon {} is NOT PROVEN; what our analysis of these \
-                     scales gives, epsilon {eps}: {}",
-                    self.privacy.epsilon.get(),
-                    guarantee.how
-                );
-            }
-            let own = parties[0].ledger();
-            let per_party = guarantee_of(
-                own,
-                own.guarantee(self.privacy.delta, accountant)?,
-                &self.privacy,
-                accountant,
-                Adjacency::ReplaceOne,
-                true,
-                fitted,
-            )?;
-            let t = prm.iterations as f64;
-            let (e, d) = (self.privacy.epsilon.get(), self.privacy.delta.get());
-            let g_paper = b * (b * k as f64 * radius + yb);
-            Some(PrivacyReport {
-                target_epsilon: e,
-                target_delta: d,
-                n_samples: n,
-                plan: SolverPlan::DpFw(FwPlan::Distributed(DistDpFwPlan {
-                    parties: k,
-                    blocks,
-                    tau,
-                    iterations: prm.iterations,
-                    party_radius: radius,
-                    radius_mode: prm.radius_mode.name().into(),
-                    sampling_probability: p_samp,
-                    sketch_dim: m,
-                    sketch_seed: prm.sketch_seed,
-                    sketch_max_column_norm: jmax,
-                    feature_bound: b,
-                    label_bound: yb,
-                    residual_clip: c_res,
-                    score_sensitivity,
-                    sketch_sensitivity,
-                    selection_epsilon,
-                    selection_scale,
-                    sketch_noise_multiplier,
-                    sketch_noise_std: sketch_std,
-                    paper_laplace_scale: 2.0
-                        * g_paper
-                        * prm.radius
-                        * (32.0 * t * (2.0 / d).ln()).sqrt()
-                        / (n as f64 * e),
-                    uplink_floats_per_party: server.uplink_floats()[0],
-                    per_party_guarantee: per_party,
-                })),
-                ledger: joint,
-                guarantee,
-                other_guarantees: Vec::new(),
-                uses_non_private_constants: false,
-            })
-        } else {
-            None
-        };
-        Ok(Fitted {
-            model: LinearModel {
-                algorithm: if prm.switches.noise {
-                    "dist-dp-fw"
-                } else {
-                    "dist-fw-sketched"
-                }
-                .into(),
-                coefficients: w.clone(),
-                intercept: None,
-                iterations: prm.iterations,
-                privacy,
-            },
+            .into(),
+            coefficients: w.clone(),
+            iterations: prm.iterations,
             diagnostics: Diagnostics {
-                objective: average_loss(&loss, &z, y),
-                seconds: start.elapsed().as_secs_f64(),
                 duality_gap: Some(set.gap(&grad, &w)),
                 ..Diagnostics::default()
             },
-        })
+        };
+        let objective = |_: &[f64]| average_loss(&loss, &z, y);
+        let (solver, hint) = ("distributed private Frank-Wolfe", "check the data");
+        let fit = match fit {
+            Ok(fit) => fit,
+            Err(off) => return off.finish_not_private(solver, hint, model, objective),
+        };
+        let fitted = prm.calibration == DistCalibration::Zcdp;
+        let own = parties[0].ledger();
+        let per_party = guarantee_of(
+            own,
+            own.guarantee(self.privacy.delta, accountant)?,
+            &self.privacy,
+            accountant,
+            Adjacency::ReplaceOne,
+            true,
+            fitted,
+        )?;
+        let t = prm.iterations as f64;
+        let (e, d) = (self.privacy.epsilon.get(), self.privacy.delta.get());
+        let g_paper = b * (b * k as f64 * radius + yb);
+        let report = Report {
+            n_samples: n,
+            plan: SolverPlan::DpFw(FwPlan::Distributed(DistDpFwPlan {
+                parties: k,
+                blocks,
+                tau,
+                iterations: prm.iterations,
+                party_radius: radius,
+                radius_mode: prm.radius_mode.name().into(),
+                sampling_probability: p_samp,
+                sketch_dim: m,
+                sketch_seed: prm.sketch_seed,
+                sketch_max_column_norm: jmax,
+                feature_bound: b,
+                label_bound: yb,
+                residual_clip: c_res,
+                score_sensitivity,
+                sketch_sensitivity,
+                selection_epsilon,
+                selection_scale,
+                sketch_noise_multiplier,
+                sketch_noise_std: sketch_std,
+                paper_laplace_scale: 2.0
+                    * g_paper
+                    * prm.radius
+                    * (32.0 * t * (2.0 / d).ln()).sqrt()
+                    / (n as f64 * e),
+                uplink_floats_per_party: server.uplink_floats()[0],
+                per_party_guarantee: per_party,
+            })),
+            other_guarantees: Vec::new(),
+            uses_non_private_constants: false,
+        };
+        fit.finish(solver, hint, model, report, objective)
     }
 }

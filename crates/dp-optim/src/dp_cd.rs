@@ -8,16 +8,17 @@
 
 use crate::cd::{check_problem, check_smoothness, run_cd, CdProblem};
 use crate::constants::{gaussian_smoothness_multiplier, resolve_private_any, ResolvedSmoothness};
+use crate::driver::{calibrate_over, Declared, Model, PrivateFit, Proof, Report, Split};
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::{objective_from_predictor, ColumnKernels, CoordNoise, NoNoise, PerCoordinate};
-use crate::model::{Diagnostics, FitWarning, Fitted, LinearModel};
-use crate::plan::{DpCdPlan, PrivacyReport, SolverPlan};
+use crate::model::{Diagnostics, FitWarning, Fitted};
+use crate::plan::{DpCdPlan, SolverPlan};
 use crate::privacy::{
-    calibrate_releases, charge_pre_spent, ledger_guarantee, pre_spent_epsilon, privacy_setters,
-    Adjacency, CheckedPrivacy, LedgerCalibration, PrivacyParams,
+    charge_pre_spent, pre_spent_epsilon, privacy_setters, Adjacency, CheckedPrivacy,
+    LedgerCalibration, PrivacyParams,
 };
 use crate::schedule::{Averaging, CoordinateOrder, Schedule};
-use crate::solver::{check_finite, Solver, Streams, Switches};
+use crate::solver::{Solver, Streams, Switches};
 use crate::support::RowSupport;
 use dp_accounting::calibrate::{self, Plan, PlanMechanism};
 use dp_accounting::ledger::{Charge, Ledger};
@@ -738,22 +739,21 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             None => releases,
         };
         let gaussian = self.gaussian_plan(charged);
-        let calibrated = if whole {
-            // The papers' split (target - spent for the releases alone) does not cover
-            // the Gaussian charges of the search or of the constants: calibrate on the
-            // whole ledger.
-            LedgerCalibration {
-                calibration: calibrate::calibrate_ledger(
-                    prior,
-                    &gaussian,
-                    self.privacy.epsilon,
-                    self.privacy.delta,
-                )?,
-                whole_ledger: true,
-            }
+        // The papers' split (target - spent for the releases alone) does not cover
+        // the Gaussian charges of the search or of the constants: then the whole ledger.
+        let split = if whole {
+            Split::WholeLedger
         } else {
-            calibrate_releases(prior, spent.unwrap_or(0.0), &gaussian, &self.privacy)?
+            Split::Accounting
         };
+        let calibrated = calibrate_over(
+            prior,
+            spent.unwrap_or(0.0),
+            &gaussian,
+            &self.privacy,
+            split,
+            None,
+        )?;
         let calibration = calibrated.calibration;
         // The releases' own epsilon (the whole ledger's when nothing was charged before).
         let eps_opt = if spent.is_none() && !whole {
@@ -818,13 +818,11 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         mut streams: Streams,
         switches: Switches,
     ) -> Result<Fitted> {
-        let start = std::time::Instant::now();
+        let mut fit = PrivateFit::begin(&self.privacy, self.adjacency);
         check_problem("DP-CD", data, &self.loss, &self.penalty, self.w0.as_deref())?;
         let (n, p) = (data.n_samples(), data.n_features());
         // What the releases are normalised by (the data's n only under replace-one).
         let planned_n = self.planned_n(n);
-        let target = self.privacy.epsilon.get();
-        let mut ledger = Ledger::new();
         // 0. The stated row-support bound is made to hold for every record before
         //    anything is charged or drawn: a record with more non-zeros than the bound
         //    allows is projected onto it (its largest-magnitude non-zeros kept,
@@ -864,7 +862,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             &self.privacy,
             self.neighbours(),
             &mut streams.constants,
-            &mut ledger,
+            fit.ledger_mut(),
             &|f| gaussian_smoothness_multiplier(&self.privacy, f),
         )?;
         let provenance = tagged.provenance;
@@ -882,7 +880,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
                 planned_n,
                 &w,
                 &mut streams.constants,
-                &mut ledger,
+                fit.ledger_mut(),
             )?),
             None => None,
         };
@@ -892,26 +890,24 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             n,
             &m,
             provenance,
-            &ledger,
+            fit.ledger(),
             spent,
             quantiles.as_deref(),
             gaussian,
         )?;
         plan.smoothness_floored = adjusted.map(|a| a.0);
         plan.smoothness_ceiled = adjusted.map(|a| a.1);
-        let release = Charge::Gaussian {
-            noise_multiplier: plan.noise_multiplier,
-            count: plan.charged(),
-        };
-        ledger.charge(release.clone())?;
-        let guarantee = ledger_guarantee(
-            &ledger,
-            &calibrated,
-            &self.privacy,
-            self.privacy.accounting.for_gaussian(),
-            self.adjacency,
-        )?;
+        let fit = fit.charge(Declared {
+            releases: vec![Charge::Gaussian {
+                noise_multiplier: plan.noise_multiplier,
+                count: plan.charged(),
+            }],
+            calibrated: Some(calibrated),
+            accountant: self.privacy.accounting.for_gaussian(),
+            proof: Proof::Proven,
+        })?;
         // The samplers are the charged release's own: std s * Delta_j.
+        let release = fit.release(0)?;
         let mechanisms = plan
             .sensitivities
             .iter()
@@ -966,44 +962,32 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
                 &mut z,
             )
         };
-        let seconds = start.elapsed().as_secs_f64();
-        check_finite(
-            "DP-CD",
-            &w,
-            "the step scale or the clipping threshold is too large for this data",
-        )?;
-        let objective = objective_from_predictor(&self.loss, &self.penalty, &w, &z, data.y());
-        let algorithm = self.name().to_string();
         let warnings = match plan.smoothness_floored {
             Some(floored) if floored > 0 => vec![FitWarning::SmoothnessFloored { floored, of: p }],
             _ => Vec::new(),
         };
-        Ok(Fitted {
-            model: LinearModel {
-                algorithm,
+        fit.finish(
+            "DP-CD",
+            "the step scale or the clipping threshold is too large for this data",
+            Model {
+                algorithm: self.name().to_string(),
                 coefficients: w,
-                intercept: None,
                 iterations: plan.releases,
-                privacy: Some(PrivacyReport {
-                    target_epsilon: target,
-                    target_delta: self.privacy.delta.get(),
-                    n_samples: planned_n,
-                    plan: SolverPlan::DpCd(plan),
-                    ledger,
-                    guarantee,
-                    other_guarantees: Vec::new(),
-                    uses_non_private_constants: uses_non_private,
-                }),
+                diagnostics: Diagnostics {
+                    zero_steps,
+                    warnings,
+                    support_projected,
+                    ..Diagnostics::default()
+                },
             },
-            diagnostics: Diagnostics {
-                objective,
-                zero_steps,
-                seconds,
-                warnings,
-                support_projected,
-                ..Diagnostics::default()
+            Report {
+                n_samples: planned_n,
+                plan: SolverPlan::DpCd(plan),
+                other_guarantees: Vec::new(),
+                uses_non_private_constants: uses_non_private,
             },
-        })
+            |w| objective_from_predictor(&self.loss, &self.penalty, w, &z, data.y()),
+        )
     }
 }
 

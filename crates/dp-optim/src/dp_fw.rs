@@ -38,15 +38,14 @@
 //! ledger before the first draw, checked against the ledger's guarantee (and shrunk by
 //! `1e-12` relative steps while above it), and the reported guarantee is the ledger's.
 
+use crate::driver::{Declared, Model, PrivateFit, Proof, Report};
 use crate::error::{invalid, OptimError, Result};
 use crate::fw::{check_data, fw_update, standard_step};
 use crate::fw_plan::{DpFwPlan, FwPlan};
-use crate::model::{Diagnostics, Fitted, LinearModel};
-use crate::plan::{PrivacyReport, SolverPlan};
-use crate::privacy::{
-    guarantee_of, privacy_setters, Accounting, Adjacency, CheckedPrivacy, PrivacyParams,
-};
-use crate::solver::{check_finite, Solver, Streams, Switches};
+use crate::model::{Diagnostics, Fitted};
+use crate::plan::SolverPlan;
+use crate::privacy::{privacy_setters, Accounting, Adjacency, CheckedPrivacy, PrivacyParams};
+use crate::solver::{Solver, Streams, Switches};
 use dp_accounting::calibrate::{shrink_to_target, Accountant};
 use dp_accounting::composition::{per_step_epsilon, CompositionMethod};
 use dp_accounting::ledger::{Charge, Ledger};
@@ -160,6 +159,7 @@ impl<L: Loss> DpFwParams<L> {
         )?;
         Ok(DpFw {
             derivative_bound: derivative_sup(&self.loss, b * self.radius, yb),
+            bounds: (b, yb),
             params: self,
             privacy,
             noise,
@@ -221,6 +221,8 @@ pub struct DpFw<L> {
     accountant: Accountant,
     step_epsilon: f64,
     derivative_bound: f64,
+    /// The public bounds `(B, Y)` on `|x_ij|` and `|y_i|`, checked at build.
+    bounds: (f64, f64),
 }
 
 impl<L> DpFw<L> {
@@ -256,30 +258,43 @@ pub(crate) fn check_bounds<D: Design>(data: &Dataset<D>, b: f64, yb: f64) -> Res
 impl<D: Design, L: Loss> Solver<D> for DpFw<L> {
     /// Runs private Frank-Wolfe (see the module docs for the privacy claim).
     fn fit_with_rng(&self, data: &Dataset<D>, rng: &mut dyn RngCore) -> Result<Fitted> {
-        let start = std::time::Instant::now();
+        let fit = PrivateFit::begin(&self.privacy, Adjacency::ReplaceOne);
         let prm = &self.params;
         let (x, y) = (data.x(), data.y());
         let (n, p) = (x.n_samples(), x.n_features());
         let set = L1Ball::new(prm.radius, p)?;
         check_data(data, p)?;
         data.check_labels_for(&prm.loss)?;
-        let (b, yb) = (
-            prm.feature_bound.unwrap_or(f64::NAN),
-            prm.label_bound.unwrap_or(f64::NAN),
-        );
+        let (b, yb) = self.bounds;
         if prm.switches.clip {
             check_bounds(data, b, yb)?;
         }
         let mut streams = Streams::from_rng(rng);
         let sensitivity = 2.0 * prm.radius * b * self.derivative_bound / n as f64;
-        // Everything is charged before the first draw, and the sampler is the charged
-        // release's own (scale 2 Delta / eps0).
+        // Everything is charged before the first draw (noise off: nothing, a non-private
+        // comparison run), and the sampler is the charged release's own (scale
+        // 2 Delta / eps0).
         let release = selection_release(self.noise, self.step_epsilon, prm.iterations);
-        let mut ledger = Ledger::new();
-        ledger.charge(release.clone())?;
         let selection = release.report_noisy_max(sensitivity.max(f64::MIN_POSITIVE))?;
         let scale = selection.scale();
-        let rnm = prm.switches.noise.then_some(selection);
+        let fit = if prm.switches.noise {
+            Ok(fit.charge(Declared {
+                releases: vec![release],
+                calibrated: None,
+                accountant: self.accountant,
+                proof: Proof::Proven,
+            })?)
+        } else {
+            Err(fit)
+        };
+        let rnm = match &fit {
+            Ok(charged) => Some(
+                charged
+                    .release(0)?
+                    .report_noisy_max(sensitivity.max(f64::MIN_POSITIVE))?,
+            ),
+            Err(_) => None,
+        };
         let mut w = vec![0.0; p];
         let mut z = vec![0.0; n];
         let (mut deriv, mut grad) = (vec![0.0; n], vec![0.0; p]);
@@ -311,63 +326,45 @@ impl<D: Design, L: Loss> Solver<D> for DpFw<L> {
             x.matvec(&w, &mut z);
             selected.push(j);
         }
-        check_finite("private Frank-Wolfe", &w, "check the data")?;
-        debug_assert!(set.contains(&w, 1e-9));
+        debug_assert!(w.iter().any(|v| !v.is_finite()) || set.contains(&w, 1e-9));
         average_loss_gradient(x, &prm.loss, &z, y, &mut deriv, &mut grad);
         let gap = set.gap(&grad, &w);
-        let privacy = if prm.switches.noise {
-            let epsilon = ledger.guarantee(self.privacy.delta, self.accountant)?;
-            let guarantee = guarantee_of(
-                &ledger,
-                epsilon,
-                &self.privacy,
-                self.accountant,
-                Adjacency::ReplaceOne,
-                true,
-                true,
-            )?;
-            Some(PrivacyReport {
-                target_epsilon: self.privacy.epsilon.get(),
-                target_delta: self.privacy.delta.get(),
-                n_samples: n,
-                plan: SolverPlan::DpFw(FwPlan::Central(DpFwPlan {
-                    selection: match self.noise {
-                        RnmNoise::Laplace => "laplace-advanced".into(),
-                        RnmNoise::Gumbel => "exponential-zcdp".into(),
-                    },
-                    iterations: prm.iterations,
-                    radius: prm.radius,
-                    feature_bound: b,
-                    label_bound: yb,
-                    derivative_bound: self.derivative_bound,
-                    score_sensitivity: sensitivity,
-                    step_epsilon: self.step_epsilon,
-                    noise_scale: scale,
-                })),
-                ledger,
-                guarantee,
-                other_guarantees: Vec::new(),
-                uses_non_private_constants: false,
-            })
-        } else {
-            None
-        };
-        Ok(Fitted {
-            model: LinearModel {
-                algorithm: if prm.switches.noise { "dp-fw" } else { "fw" }.into(),
-                coefficients: w,
-                intercept: None,
-                iterations: prm.iterations,
-                privacy,
-            },
+        let model = Model {
+            algorithm: if prm.switches.noise { "dp-fw" } else { "fw" }.into(),
+            coefficients: w,
+            iterations: prm.iterations,
             diagnostics: Diagnostics {
-                objective: average_loss(&prm.loss, &z, y),
-                seconds: start.elapsed().as_secs_f64(),
                 selected,
                 duality_gap: Some(gap),
                 ..Diagnostics::default()
             },
-        })
+        };
+        let objective = |_: &[f64]| average_loss(&prm.loss, &z, y);
+        let (solver, hint) = ("private Frank-Wolfe", "check the data");
+        let fit = match fit {
+            Ok(fit) => fit,
+            Err(off) => return off.finish_not_private(solver, hint, model, objective),
+        };
+        let report = Report {
+            n_samples: n,
+            plan: SolverPlan::DpFw(FwPlan::Central(DpFwPlan {
+                selection: match self.noise {
+                    RnmNoise::Laplace => "laplace-advanced".into(),
+                    RnmNoise::Gumbel => "exponential-zcdp".into(),
+                },
+                iterations: prm.iterations,
+                radius: prm.radius,
+                feature_bound: b,
+                label_bound: yb,
+                derivative_bound: self.derivative_bound,
+                score_sensitivity: sensitivity,
+                step_epsilon: self.step_epsilon,
+                noise_scale: scale,
+            })),
+            other_guarantees: Vec::new(),
+            uses_non_private_constants: false,
+        };
+        fit.finish(solver, hint, model, report, objective)
     }
 }
 

@@ -71,19 +71,20 @@ pub use rules::SelectionRule;
 pub use twin::greedy_cd;
 
 use crate::constants::{resolve_private_any, zcdp_smoothness_multiplier, Smoothness};
+use crate::driver::{Charged, Declared, Model, PrivateFit, Proof, Report};
 use crate::error::{invalid, OptimError, Result};
-use crate::model::{Diagnostics, FitWarning, Fitted, LinearModel};
-use crate::plan::{DpGcdPlan, PrivacyReport, SolverPlan};
+use crate::model::{Diagnostics, FitWarning, Fitted};
+use crate::plan::{DpGcdPlan, SolverPlan};
 use crate::privacy::{
     charge_pre_spent, guarantee_of, pre_spent_epsilon, privacy_setters, remaining_epsilon,
     Adjacency, CheckedPrivacy, Guarantee, PrivacyParams,
 };
-use crate::solver::{check_finite, Solver};
+use crate::solver::Solver;
 use calibration::{laplace_step_epsilon, next_down, zcdp_split_reserving};
 use dp_accounting::calibrate::{shrink_to_target, Accountant, RdpConversion};
 use dp_accounting::composition::CompositionMethod;
 use dp_accounting::ledger::{Charge, Ledger};
-use dp_accounting::mechanisms::ReportNoisyMax;
+use dp_accounting::mechanisms::{LaplaceFamily, ReportNoisyMax};
 use dp_accounting::{AccountingError, Epsilon};
 use dp_models::constants::coordinate_smoothness;
 use dp_models::{Dataset, Design, Loss, Penalty};
@@ -428,9 +429,38 @@ pub struct DpGcd<L, P> {
 
 /// The report-noisy-max of the charged selection release, over scores of per-score
 /// sensitivity `score_sensitivity` (scale `2 Delta_u / eps'`).
-fn selection_rnm(releases: &Option<GcdReleases>, score_sensitivity: f64) -> Result<ReportNoisyMax> {
+fn selection_rnm(releases: &Option<Drawn>, score_sensitivity: f64) -> Result<ReportNoisyMax> {
     match releases {
         Some(r) => Ok(r.selection.report_noisy_max(score_sensitivity)?),
+        None => Err(OptimError::Unsupported(
+            "internal: DP-GCD's selection has no charged release".into(),
+        )),
+    }
+}
+
+/// The charged releases of a fit's iterations, in the order they were declared to the
+/// driver: what the loop's samplers are built from.
+struct Drawn<'r> {
+    selection: &'r Charge,
+    update: &'r Charge,
+    support: Option<&'r Charge>,
+}
+
+impl<'r> Drawn<'r> {
+    fn of(fit: &'r Charged<'_>) -> Result<Self> {
+        Ok(Drawn {
+            selection: fit.release(0)?,
+            update: fit.release(1)?,
+            support: fit.release(2).ok(),
+        })
+    }
+}
+
+/// The Laplace family of the charged selection release (the paper's noise inside the
+/// score), for sensitivities `unit * C_j`.
+fn selection_laplace(releases: &Option<Drawn>, unit: f64) -> Result<LaplaceFamily> {
+    match releases {
+        Some(r) => Ok(r.selection.laplace_family(unit)?),
         None => Err(OptimError::Unsupported(
             "internal: DP-GCD's selection has no charged release".into(),
         )),
@@ -617,7 +647,7 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
         data: &Dataset<D>,
         rng: &mut R,
     ) -> Result<Fitted> {
-        let start = std::time::Instant::now();
+        let mut fit = PrivateFit::begin(&self.privacy, Adjacency::ReplaceOne);
         let prm = &self.params;
         let x = data.x();
         let y = data.y();
@@ -652,7 +682,17 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
         let mut bounds_non_private = false;
         let mut adjusted = None;
         let tagged = match &prm.smoothness {
-            Smoothness::Given(m) => m.clone(),
+            Smoothness::Given(m) => {
+                // What the given constants cost, charged as the build's plan did.
+                if prm.noise {
+                    charge_pre_spent(
+                        fit.ledger_mut(),
+                        pre_spent_epsilon(&m.provenance),
+                        "smoothness constants",
+                    )?;
+                }
+                m.clone()
+            }
             Smoothness::Private { .. }
             | Smoothness::PrivateBounded { .. }
             | Smoothness::PrivateGaussian { .. }
@@ -661,9 +701,8 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                 let mut seed = [0u8; 32];
                 rng.fill_bytes(&mut seed);
                 let mut constants_rng = ChaCha20Rng::from_seed(seed);
-                let mut prior = Ledger::new();
-                // The Gaussian release (if any) is charged in `prior` at its share of the
-                // zCDP budget; `calibrate` gives the iterations what is left.
+                // The Gaussian release (if any) is charged at its share of the zCDP
+                // budget; `calibrate` gives the iterations what is left.
                 let resolved = resolve_private_any(
                     &prm.smoothness,
                     &prm.loss,
@@ -671,13 +710,18 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                     &self.privacy,
                     dp_models::constants::Neighbours::ReplaceOne,
                     &mut constants_rng,
-                    &mut prior,
+                    fit.ledger_mut(),
                     &|f| zcdp_smoothness_multiplier(&self.privacy, f),
                 )?;
                 let spent = resolved.spent.unwrap_or(0.0);
                 bounds_non_private = resolved.uses_non_private;
                 adjusted = resolved.adjusted;
-                fit_budget = Some(GcdBudget::calibrate(prm, &self.privacy, prior, spent)?);
+                fit_budget = Some(GcdBudget::calibrate(
+                    prm,
+                    &self.privacy,
+                    fit.ledger().clone(),
+                    spent,
+                )?);
                 resolved.tagged
             }
             _ => coordinate_smoothness(&prm.loss, x)?,
@@ -712,10 +756,37 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
         let score_sensitivity = 2.0 * prm.clip * inv_n / trace.sqrt();
 
         // Everything is charged before the first draw: the ledger the calibration was
-        // checked against (see `fit_calibration_to_ledger`).
-        let ledger = budget.planned_ledger(prm)?;
+        // checked against (`GcdBudget::fit_to_ledger`), the constants' charges followed
+        // by the iterations' releases. Noise off: nothing is charged.
+        let fit = match budget.releases(prm) {
+            Some(r) => {
+                if fit.ledger() != &budget.prior {
+                    return Err(OptimError::Unsupported(
+                        "internal: DP-GCD's constants charged other than its calibration \
+                         planned"
+                            .into(),
+                    ));
+                }
+                let mut releases = vec![r.selection, r.update];
+                releases.extend(r.support);
+                Ok(fit.charge(Declared {
+                    releases,
+                    calibrated: None,
+                    accountant: budget_accountant(prm),
+                    proof: if self.proven() {
+                        Proof::Proven
+                    } else {
+                        Proof::Unproven
+                    },
+                })?)
+            }
+            None => Err(fit),
+        };
         // The samplers are the charged releases' own.
-        let releases = budget.releases(prm);
+        let releases = match &fit {
+            Ok(charged) => Some(Drawn::of(charged)?),
+            Err(_) => None,
+        };
         let t_iter = prm.iterations;
         // Per-iteration mechanisms (data-independent scales up to Delta_j).
         let (selection_noise, update_multiplier, selection_multiplier) = match budget.calibration {
@@ -733,10 +804,9 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                         )
                     }
                     RnmCalibration::Paper => (
-                        // chi_j ~ Lap(lambda'_j), lambda'_j = Delta_j / eps' = (2 / (n eps')) C_j.
-                        SelectionNoise::LaplaceInside {
-                            factor: 2.0 * inv_n / step_epsilon,
-                        },
+                        // chi_j ~ Lap(lambda'_j), lambda'_j = Delta_j / eps' = (2 / (n eps')) C_j:
+                        // the charged selection release's Laplace at sensitivity (2 / n) C_j.
+                        SelectionNoise::LaplaceInside(selection_laplace(&releases, 2.0 * inv_n)?),
                         1.0 / step_epsilon,
                         1.0 / step_epsilon,
                     ),
@@ -888,7 +958,7 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                 let spread = (support as f64).sqrt();
                 // The support test's release (charged with the iterations) on the vector
                 // (g_j / Delta_j) of L2 sensitivity sqrt(|S|), rescaled by Delta_j.
-                let test = match releases.as_ref().and_then(|r| r.support.as_ref()) {
+                let test = match releases.as_ref().and_then(|r| r.support) {
                     Some(release) if mult > 0.0 => Some(release.gaussian(spread)?),
                     None if mult > 0.0 => {
                         return Err(OptimError::Unsupported(
@@ -930,66 +1000,11 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
             }
         }
 
-        let seconds = start.elapsed().as_secs_f64();
-        check_finite("DP-GCD", &w, "lower the step scale")?;
-        let objective = objective_value(&prm.loss, &prm.penalty, prm.ridge, y, &z, &w);
-        let privacy = match budget.calibration {
-            Calibration::Off => None,
-            _ => {
-                let (guarantee, other_guarantees) = self.guarantees_for(budget)?;
-                let (rho_selection, rho_update) = match budget.calibration {
-                    Calibration::Zcdp(s) => (Some(s.rho_selection), Some(s.rho_update)),
-                    _ => (None, None),
-                };
-                Some(PrivacyReport {
-                    target_epsilon: self.privacy.epsilon.get(),
-                    target_delta: self.privacy.delta.get(),
-                    n_samples: n,
-                    plan: SolverPlan::DpGcd(DpGcdPlan {
-                        variant: match prm.variant {
-                            Variant::Laplace => "laplace".into(),
-                            Variant::Zcdp => "zcdp".into(),
-                        },
-                        rule: format!("{:?}", prm.rule),
-                        iterations: t_iter,
-                        step_scale: prm.step,
-                        clip: prm.clip,
-                        ridge: prm.ridge,
-                        epsilon: budget.epsilon,
-                        update_multiplier,
-                        selection_multiplier,
-                        score_sensitivity,
-                        step_epsilon: match budget.calibration {
-                            Calibration::Laplace { step_epsilon } => Some(step_epsilon),
-                            _ => None,
-                        },
-                        rho_selection,
-                        rho_update,
-                        rho_support_test: budget.support_rho,
-                        support_test_dropped: prm.support_test.map(|_| support_dropped),
-                        smoothness: m,
-                        smoothness_provenance: provenance,
-                        smoothness_floored: adjusted.map(|a| a.0),
-                        smoothness_ceiled: adjusted.map(|a| a.1),
-                    }),
-                    ledger,
-                    guarantee,
-                    other_guarantees,
-                    uses_non_private_constants: uses_non_private,
-                })
-            }
-        };
-        Ok(Fitted {
-            model: LinearModel {
-                algorithm: self.name().to_string(),
-                coefficients: w,
-                intercept: None,
-                iterations: t_iter,
-                privacy,
-            },
+        let model = Model {
+            algorithm: self.name().to_string(),
+            coefficients: w,
+            iterations: t_iter,
             diagnostics: Diagnostics {
-                objective,
-                seconds,
                 objective_trajectory: trajectory,
                 selected,
                 warnings: match adjusted {
@@ -1000,7 +1015,50 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                 },
                 ..Diagnostics::default()
             },
-        })
+        };
+        let objective = |w: &[f64]| objective_value(&prm.loss, &prm.penalty, prm.ridge, y, &z, w);
+        let hint = "lower the step scale";
+        let fit = match fit {
+            Ok(fit) => fit,
+            Err(off) => return off.finish_not_private("DP-GCD", hint, model, objective),
+        };
+        let (rho_selection, rho_update) = match budget.calibration {
+            Calibration::Zcdp(s) => (Some(s.rho_selection), Some(s.rho_update)),
+            _ => (None, None),
+        };
+        let report = Report {
+            n_samples: n,
+            plan: SolverPlan::DpGcd(DpGcdPlan {
+                variant: match prm.variant {
+                    Variant::Laplace => "laplace".into(),
+                    Variant::Zcdp => "zcdp".into(),
+                },
+                rule: format!("{:?}", prm.rule),
+                iterations: t_iter,
+                step_scale: prm.step,
+                clip: prm.clip,
+                ridge: prm.ridge,
+                epsilon: budget.epsilon,
+                update_multiplier,
+                selection_multiplier,
+                score_sensitivity,
+                step_epsilon: match budget.calibration {
+                    Calibration::Laplace { step_epsilon } => Some(step_epsilon),
+                    _ => None,
+                },
+                rho_selection,
+                rho_update,
+                rho_support_test: budget.support_rho,
+                support_test_dropped: prm.support_test.map(|_| support_dropped),
+                smoothness: m,
+                smoothness_provenance: provenance,
+                smoothness_floored: adjusted.map(|a| a.0),
+                smoothness_ceiled: adjusted.map(|a| a.1),
+            }),
+            other_guarantees: self.other_guarantees(budget)?,
+            uses_non_private_constants: uses_non_private,
+        };
+        fit.finish("DP-GCD", hint, model, report, objective)
     }
 
     /// The guarantee of this solver: its planned ledger under the analysis the
@@ -1012,24 +1070,41 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
 
     fn guarantees_for(&self, budget: &GcdBudget) -> Result<(Guarantee, Vec<Guarantee>)> {
         let prm = &self.params;
-        let delta = self.privacy.delta;
         if budget.calibration == Calibration::Off {
             return Err(OptimError::Unsupported(
                 "noise is off: the fit is not private and has no guarantee".into(),
             ));
         }
         let ledger = budget.planned_ledger(prm)?;
-        let proven = !(prm.variant == Variant::Laplace && prm.rnm == RnmCalibration::Paper);
         let accountant = budget_accountant(prm);
         let main = guarantee_of(
             &ledger,
-            ledger.guarantee(delta, accountant)?,
+            ledger.guarantee(self.privacy.delta, accountant)?,
             &self.privacy,
             accountant,
             Adjacency::ReplaceOne,
-            proven,
+            self.proven(),
             true,
         )?;
+        Ok((main, self.other_guarantees(budget)?))
+    }
+
+    /// False for the paper's report-noisy-max calibration of the Laplace variant, whose
+    /// `eps'`-DP claim this library reproduces without accepting its proof.
+    fn proven(&self) -> bool {
+        !(self.params.variant == Variant::Laplace && self.params.rnm == RnmCalibration::Paper)
+    }
+
+    /// The planned ledger of `budget` under the other accountants that apply (for
+    /// comparison; not bounded by the target).
+    fn other_guarantees(&self, budget: &GcdBudget) -> Result<Vec<Guarantee>> {
+        let prm = &self.params;
+        let delta = self.privacy.delta;
+        if budget.calibration == Calibration::Off {
+            return Ok(Vec::new());
+        }
+        let ledger = budget.planned_ledger(prm)?;
+        let proven = self.proven();
         let mut others = Vec::new();
         let other_accountants: &[Accountant] = match prm.variant {
             Variant::Laplace => &[
@@ -1083,7 +1158,7 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                 false,
             )?);
         }
-        Ok((main, others))
+        Ok(others)
     }
 }
 

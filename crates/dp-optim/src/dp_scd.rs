@@ -37,22 +37,23 @@
 //! # }
 //! ```
 
+use crate::driver::{calibrate_over, Declared, Model, PrivateFit, Proof, Report, Split};
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::objective_from_predictor;
-use crate::model::{Diagnostics, Fitted, LinearModel};
-use crate::plan::{BatchSampling, DpScdPlan, PrivacyReport, SolverPlan};
+use crate::model::{Diagnostics, Fitted};
+use crate::plan::{BatchSampling, DpScdPlan, SolverPlan};
 use crate::privacy::{
-    ledger_guarantee, privacy_setters, Accounting, Adjacency, CalibrationCache, CheckedPrivacy,
-    LedgerCalibration, PrivacyParams,
+    privacy_setters, Accounting, Adjacency, CalibrationCache, CheckedPrivacy, LedgerCalibration,
+    PrivacyParams,
 };
 use crate::sdca::{
     check_batch, check_lambda, dual_steps, primal_of, ridge_strength, row_sq_norms, run_dual,
     BatchUpdates, DualLoop, DualProblem, DualScratch, DualState, StateNoise,
 };
-use crate::solver::{check_finite, Solver, Streams, Switches};
+use crate::solver::{Solver, Streams, Switches};
 use dp_accounting::calibrate::{Accountant, Plan, PlanMechanism, RdpConversion};
-use dp_accounting::ledger::{Charge, Ledger};
-use dp_accounting::SamplingRate;
+use dp_accounting::ledger::Ledger;
+use dp_accounting::{NoiseMultiplier, SamplingRate};
 use dp_models::dual::DualLoss;
 use dp_models::{Dataset, Design, L2};
 use rand::RngCore;
@@ -491,6 +492,13 @@ impl<L: DualLoss> DpScd<L> {
     /// public `n` only; under add/remove `n` is ignored in favour of the stated
     /// `public_n`).
     pub fn plan(&self, n: usize) -> Result<DpScdPlan> {
+        self.plan_with(n, &Ledger::new()).map(|(plan, ..)| plan)
+    }
+
+    /// The plan after the charges of `prior` (none today: nothing is charged before
+    /// the steps), with its calibration and the accountant's plan whose member at the
+    /// calibrated multiplier is the steps' release.
+    fn plan_with(&self, n: usize, prior: &Ledger) -> Result<(DpScdPlan, LedgerCalibration, Plan)> {
         let n = self.planned_n(n);
         check_batch(self.batch_size, n)?;
         let q = self.batch_size as f64 / n as f64;
@@ -525,11 +533,16 @@ impl<L: DualLoss> DpScd<L> {
         };
         let epsilon = self.privacy.epsilon.get();
         // Nothing is charged before the steps: with an empty prior this is
-        // `calibrate_sigma` of the plan.
-        let calibration = self
-            .calibrations
-            .calibrate(&Ledger::new(), 0.0, &plan, &self.privacy)?
-            .calibration;
+        // `calibrate_sigma` of the plan, and its epsilon is the ledger's guarantee.
+        let calibrated = calibrate_over(
+            prior,
+            0.0,
+            &plan,
+            &self.privacy,
+            Split::Accounting,
+            Some(&self.calibrations),
+        )?;
+        let calibration = calibrated.calibration;
         let s = calibration.noise_multiplier;
         let clip = self.effective_clip();
         let sensitivity = sensitivity(
@@ -548,7 +561,7 @@ impl<L: DualLoss> DpScd<L> {
                            smaller clipping threshold",
             });
         }
-        Ok(DpScdPlan {
+        let scd_plan = DpScdPlan {
             accounting: self.privacy.accounting.name(),
             adjacency: self.adjacency,
             sampling: self.sampling(),
@@ -567,7 +580,8 @@ impl<L: DualLoss> DpScd<L> {
             sensitivity,
             noise_std,
             lambda: self.lambda,
-        })
+        };
+        Ok((scd_plan, calibrated, plan))
     }
 
     pub(crate) fn fit_inner<D: Design>(
@@ -576,7 +590,7 @@ impl<L: DualLoss> DpScd<L> {
         mut streams: Streams,
         switches: Switches,
     ) -> Result<Fitted> {
-        let start = std::time::Instant::now();
+        let fit = PrivateFit::begin(&self.privacy, self.adjacency);
         let (n, p) = (data.n_samples(), data.n_features());
         data.check_labels_for(&self.loss)?;
         let lambda = ridge_strength(&self.penalty, p, "DP-SCD")?;
@@ -598,46 +612,19 @@ impl<L: DualLoss> DpScd<L> {
             });
         }
         let planned_n = self.planned_n(n);
-        let plan = self.plan(n)?;
-        let mut ledger = Ledger::new();
-        let release = match self.adjacency {
-            Adjacency::ReplaceOne if self.dual_noise == DualNoise::Hidden => Charge::Gaussian {
-                noise_multiplier: plan.noise_multiplier,
-                count: self.passes,
+        let (plan, calibrated, releases) = self.plan_with(n, fit.ledger())?;
+        let fit = fit.charge(Declared {
+            releases: vec![releases.charge(NoiseMultiplier::new(plan.noise_multiplier)?)],
+            calibrated: Some(calibrated),
+            accountant: releases.accountant,
+            proof: match self.dual_noise {
+                DualNoise::EveryRecord | DualNoise::Hidden => Proof::Proven,
+                DualNoise::SampledRecords => Proof::UnprovenBecause(
+                    "the paper's noise on the sampled dual variables only reveals the batch, \
+                     which the subsampling analysis assumes hidden",
+                ),
             },
-            Adjacency::ReplaceOne => Charge::SampledWithoutReplacementGaussian {
-                sampling_rate: plan.sampling_rate,
-                noise_multiplier: plan.noise_multiplier,
-                count: plan.steps,
-            },
-            Adjacency::AddRemove => Charge::SubsampledGaussian {
-                sampling_rate: plan.sampling_rate,
-                noise_multiplier: plan.noise_multiplier,
-                count: plan.steps,
-            },
-        };
-        ledger.charge(release.clone())?;
-        // Nothing is charged before the steps: the calibration searched over exactly
-        // this one-charge ledger (calibrate_sigma is calibrate_ledger with an empty
-        // prior), so its epsilon is the ledger's guarantee.
-        let mut guarantee = ledger_guarantee(
-            &ledger,
-            &LedgerCalibration {
-                calibration: plan.calibration,
-                whole_ledger: true,
-            },
-            &self.privacy,
-            accountant(self.privacy.accounting, self.adjacency),
-            self.adjacency,
-        )?;
-        if self.dual_noise == DualNoise::SampledRecords {
-            guarantee.proven = false;
-            guarantee.how = format!(
-                "{}; NOT PROVEN: the paper's noise on the sampled dual variables only \
-                 reveals the batch, which the subsampling analysis assumes hidden",
-                guarantee.how
-            );
-        }
+        })?;
         let prob = DualProblem {
             x: data.x(),
             y: data.y(),
@@ -677,7 +664,7 @@ impl<L: DualLoss> DpScd<L> {
         let mut z = vec![0.0; n];
         let mut noise = StateNoise {
             // The charged release's sampler: std s * sensitivity.
-            gaussian: release.gaussian(plan.sensitivity)?,
+            gaussian: fit.release(0)?.gaussian(plan.sensitivity)?,
             rng: &mut streams.noise,
             pending: match self.dual_noise {
                 DualNoise::EveryRecord => Some(vec![0; n]),
@@ -712,37 +699,28 @@ impl<L: DualLoss> DpScd<L> {
             }
         }
         primal_of(&state.v, prob.inv_lambda_n, &mut w);
-        let seconds = start.elapsed().as_secs_f64();
-        check_finite(
+        fit.finish(
             "DP-SCD",
-            &w,
             "the clipping threshold is too large for this data and lambda",
-        )?;
-        data.x().matvec(&w, &mut z);
-        let objective = objective_from_predictor(&self.loss, &self.penalty, &w, &z, data.y());
-        Ok(Fitted {
-            model: LinearModel {
+            Model {
                 algorithm: self.name().into(),
                 coefficients: w,
-                intercept: None,
                 iterations: plan.steps,
-                privacy: Some(PrivacyReport {
-                    target_epsilon: self.privacy.epsilon.get(),
-                    target_delta: self.privacy.delta.get(),
-                    n_samples: planned_n,
-                    plan: SolverPlan::DpScd(plan),
-                    ledger,
-                    guarantee,
-                    other_guarantees: Vec::new(),
-                    uses_non_private_constants: false,
-                }),
+                diagnostics: Diagnostics {
+                    objective_trajectory: trajectory,
+                    ..Diagnostics::default()
+                },
             },
-            diagnostics: Diagnostics {
-                objective,
-                seconds,
-                objective_trajectory: trajectory,
-                ..Diagnostics::default()
+            Report {
+                n_samples: planned_n,
+                plan: SolverPlan::DpScd(plan),
+                other_guarantees: Vec::new(),
+                uses_non_private_constants: false,
             },
-        })
+            |w| {
+                data.x().matvec(w, &mut z);
+                objective_from_predictor(&self.loss, &self.penalty, w, &z, data.y())
+            },
+        )
     }
 }

@@ -11,21 +11,22 @@
 //! | add/remove (with a stated `public_n`) | Poisson, rate `b / public_n` | `C` | sampled Gaussian RDP (Mironov, Talwar & Zhang 2019) or PLD |
 
 use crate::constants::resolve_beta_private;
+use crate::driver::{calibrate_over, Declared, Model, PrivateFit, Proof, Report, Split};
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::objective_from_predictor;
-use crate::model::{Diagnostics, Fitted, LinearModel};
-use crate::plan::{BatchSampling, DpSgdPlan, PrivacyReport, SolverPlan};
+use crate::model::{Diagnostics, Fitted};
+use crate::plan::{BatchSampling, DpSgdPlan, SolverPlan};
 use crate::privacy::{
-    charge_pre_spent, ledger_guarantee, pre_spent_epsilon, privacy_setters, Adjacency,
-    CalibrationCache, CheckedPrivacy, LedgerCalibration, PrivacyParams,
+    charge_pre_spent, pre_spent_epsilon, privacy_setters, Adjacency, CalibrationCache,
+    CheckedPrivacy, LedgerCalibration, PrivacyParams,
 };
 use crate::sgd::{
     check_sgd_problem, row_norms, run_sgd_by_pass, steps_for, GlobalSmoothness, L2ClipAt,
     NoVecNoise, SgdProblem, SgdScratch, VecNoise,
 };
-use crate::solver::{check_finite, Solver, Streams, Switches};
+use crate::solver::{Solver, Streams, Switches};
 use dp_accounting::calibrate::{self, Plan, PlanMechanism};
-use dp_accounting::ledger::{Charge, Ledger};
+use dp_accounting::ledger::Ledger;
 use dp_accounting::mechanisms::Gaussian;
 use dp_accounting::{NoiseMultiplier, SamplingRate};
 use dp_models::constants::Provenance;
@@ -328,7 +329,7 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
             "global smoothness",
         )?;
         self.plan_with(n, beta, beta_provenance, &prior, spent)
-            .map(|(plan, _)| plan)
+            .map(|(plan, ..)| plan)
     }
 
     fn plan_with(
@@ -338,7 +339,7 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         beta_provenance: Provenance,
         prior: &Ledger,
         spent: f64,
-    ) -> Result<(DpSgdPlan, LedgerCalibration)> {
+    ) -> Result<(DpSgdPlan, LedgerCalibration, Plan)> {
         positive("global smoothness beta", beta)?;
         let n = self.planned_n(n);
         if self.batch_size as usize > n {
@@ -354,9 +355,14 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         };
         let q = self.batch_size as f64 / n as f64;
         let plan = self.accountant_plan(steps, q)?;
-        let calibrated = self
-            .calibrations
-            .calibrate(prior, spent, &plan, &self.privacy)?;
+        let calibrated = calibrate_over(
+            prior,
+            spent,
+            &plan,
+            &self.privacy,
+            Split::Accounting,
+            Some(&self.calibrations),
+        )?;
         let calibration = calibrated.calibration;
         // The steps' own epsilon (the whole ledger's when nothing was spent before).
         let epsilon = if spent == 0.0 {
@@ -392,7 +398,7 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
             beta_provenance,
             step: self.step_scale / beta,
         };
-        Ok((sgd_plan, calibrated))
+        Ok((sgd_plan, calibrated, plan))
     }
 
     pub(crate) fn fit_inner<D: Design>(
@@ -401,7 +407,7 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         mut streams: Streams,
         switches: Switches,
     ) -> Result<Fitted> {
-        let start = std::time::Instant::now();
+        let mut fit = PrivateFit::begin(&self.privacy, self.adjacency);
         let (n, p) = (data.n_samples(), data.n_features());
         let planned_n = self.planned_n(n);
         check_sgd_problem(
@@ -419,7 +425,6 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
                 expected: "the batch size must be at most n",
             });
         }
-        let mut ledger = Ledger::new();
         if matches!(self.smoothness, GlobalSmoothness::Private { .. })
             && self.adjacency != Adjacency::ReplaceOne
         {
@@ -437,7 +442,7 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
             self.privacy.epsilon.get(),
             self.privacy.allow_non_private_constants,
             &mut streams.constants,
-            &mut ledger,
+            fit.ledger_mut(),
         )?;
         let provenance = tagged.provenance;
         let uses_non_private = !tagged.is_private() || bound_non_private;
@@ -445,7 +450,7 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
             drawn_cost
         } else {
             charge_pre_spent(
-                &mut ledger,
+                fit.ledger_mut(),
                 pre_spent_epsilon(&provenance),
                 "global smoothness",
             )?
@@ -453,33 +458,14 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         let beta = tagged.require_private(self.privacy.allow_non_private_constants)?;
         // The plan, calibrated over the ledger charged so far plus its steps, and
         // charged in full before the first step.
-        let (plan, calibrated) = self.plan_with(n, beta, provenance, &ledger, spent)?;
-        let (charge, accountant) = match self.adjacency {
-            Adjacency::ReplaceOne => (
-                Charge::SampledWithoutReplacementGaussian {
-                    sampling_rate: plan.sampling_rate,
-                    noise_multiplier: plan.noise_multiplier,
-                    count: plan.steps,
-                },
-                self.privacy.accounting.for_sampled_without_replacement(),
-            ),
-            Adjacency::AddRemove => (
-                Charge::SubsampledGaussian {
-                    sampling_rate: plan.sampling_rate,
-                    noise_multiplier: plan.noise_multiplier,
-                    count: plan.steps,
-                },
-                self.privacy.accounting.for_poisson_subsampled(),
-            ),
-        };
-        ledger.charge(charge.clone())?;
-        let guarantee = ledger_guarantee(
-            &ledger,
-            &calibrated,
-            &self.privacy,
-            accountant,
-            self.adjacency,
-        )?;
+        let (plan, calibrated, releases) =
+            self.plan_with(n, beta, provenance, fit.ledger(), spent)?;
+        let fit = fit.charge(Declared {
+            releases: vec![releases.charge(NoiseMultiplier::new(plan.noise_multiplier)?)],
+            calibrated: Some(calibrated),
+            accountant: releases.accountant,
+            proof: Proof::Proven,
+        })?;
         let norms = row_norms(data.x());
         let prob = SgdProblem {
             x: data.x(),
@@ -507,7 +493,7 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
         if switches.noise {
             let mut noise = IsoGaussian {
                 // The charged release's sampler: std s * Delta.
-                mechanism: charge.gaussian(plan.sensitivity)?,
+                mechanism: fit.release(0)?.gaussian(plan.sensitivity)?,
                 rng: &mut streams.noise,
             };
             run_sgd_by_pass(
@@ -534,38 +520,29 @@ impl<L: Loss, P: Penalty> DpSgd<L, P> {
                 self.record_trajectory.then_some(&mut trajectory),
             );
         }
-        let seconds = start.elapsed().as_secs_f64();
-        check_finite(
+        fit.finish(
             "DP-SGD",
-            &w,
             "the step scale or the clipping threshold is too large for this data",
-        )?;
-        let mut z = vec![0.0; n];
-        data.x().matvec(&w, &mut z);
-        let objective = objective_from_predictor(&self.loss, &self.penalty, &w, &z, data.y());
-        Ok(Fitted {
-            model: LinearModel {
+            Model {
                 algorithm: "dp-sgd".into(),
                 coefficients: w,
-                intercept: None,
                 iterations: plan.steps,
-                privacy: Some(PrivacyReport {
-                    target_epsilon: self.privacy.epsilon.get(),
-                    target_delta: self.privacy.delta.get(),
-                    n_samples: planned_n,
-                    plan: SolverPlan::DpSgd(plan),
-                    ledger,
-                    guarantee,
-                    other_guarantees: Vec::new(),
-                    uses_non_private_constants: uses_non_private,
-                }),
+                diagnostics: Diagnostics {
+                    objective_trajectory: trajectory,
+                    ..Diagnostics::default()
+                },
             },
-            diagnostics: Diagnostics {
-                objective,
-                seconds,
-                objective_trajectory: trajectory,
-                ..Diagnostics::default()
+            Report {
+                n_samples: planned_n,
+                plan: SolverPlan::DpSgd(plan),
+                other_guarantees: Vec::new(),
+                uses_non_private_constants: uses_non_private,
             },
-        })
+            |w| {
+                let mut z = vec![0.0; n];
+                data.x().matvec(w, &mut z);
+                objective_from_predictor(&self.loss, &self.penalty, w, &z, data.y())
+            },
+        )
     }
 }

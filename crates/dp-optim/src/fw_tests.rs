@@ -389,7 +389,7 @@ fn manual_protocol(k: usize, m: usize, t: u64, radius_mode: RadiusMode) -> (Serv
                 y.to_vec(),
                 sketch.clone(),
                 1,
-                mech,
+                mech.clone(),
                 t,
                 ChaCha20Rng::seed_from_u64(id as u64),
                 ChaCha20Rng::seed_from_u64(100 + id as u64),

@@ -9,6 +9,7 @@ pub mod dp_fw;
 pub mod dp_gcd;
 pub mod dp_scd;
 pub mod dp_sgd;
+mod driver;
 pub mod error;
 pub mod fw;
 pub mod fw_plan;

@@ -8,6 +8,7 @@ pub mod dp_cd;
 pub mod dp_fw;
 pub mod dp_gcd;
 pub mod dp_scd;
+pub mod harness;
 pub mod headline;
 
 use std::path::{Path, PathBuf};

@@ -16,7 +16,7 @@
 
 use super::rules::{score, SelectionRule};
 use crate::kernel::{Clamp, Clip};
-use dp_accounting::mechanisms::{Laplace, ReportNoisyMax};
+use dp_accounting::mechanisms::{LaplaceFamily, ReportNoisyMax};
 use dp_models::{Design, Penalty};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -47,8 +47,10 @@ pub(crate) enum SelectionNoise {
     /// `argmax_j u_j + noise`: the charged selection release's report-noisy-max
     /// (Laplace noise, or Gumbel noise: the exponential mechanism).
     OnScore(ReportNoisyMax),
-    /// `argmax_j phi_j(g_j + Lap(factor * C_j))`: noise inside the score (the paper's).
-    LaplaceInside { factor: f64 },
+    /// `argmax_j phi_j(g_j + Lap(Delta_j / eps'))`: noise inside the score (the paper's),
+    /// drawn from the charged selection release's Laplace family at `c = C_j`
+    /// (`Delta_j = (2 / n) C_j`).
+    LaplaceInside(LaplaceFamily),
 }
 
 /// Fills `grad[j] = (1/n) sum_i clip(deriv_i x_ij, C_j) + ridge w_j` and
@@ -65,7 +67,6 @@ pub(crate) fn pass<D: Design, P: Penalty + ?Sized>(
     grad: &mut [f64],
     scores: &mut [f64],
 ) -> usize {
-    let unit = Laplace::new(1.0).unwrap_or_else(|_| unreachable!("1 is a valid scale"));
     let block = |b: usize, g: &mut [f64], s: &mut [f64]| -> (f64, usize) {
         let start = b * BLOCK;
         let mut rng = ChaCha20Rng::from_seed(seed);
@@ -99,9 +100,9 @@ pub(crate) fn pass<D: Design, P: Penalty + ?Sized>(
                     *sj = score(ctx.rule, ctx.penalty, j, gval, w[j], m, sm);
                     *sj + rnm.noise_draw(&mut rng)
                 }
-                SelectionNoise::LaplaceInside { factor } => {
+                SelectionNoise::LaplaceInside(family) => {
                     let cj = ctx.clip.map_or(0.0, |c| c[j]);
-                    let h = gval + factor * cj * unit.sample(&mut rng);
+                    let h = gval + family.sample(cj, &mut rng);
                     *sj = score(ctx.rule, ctx.penalty, j, h, w[j], m, sm);
                     *sj
                 }
