@@ -104,21 +104,13 @@ pub struct FitSpec {
     pub threads: Option<usize>,
 }
 
-/// Rows from which a fit without an explicit thread count splits each coordinate step's
-/// sweep in two ([`default_threads`]).
-pub const TWO_THREADS_FROM_ROWS: usize = 1 << 16;
-
-/// The thread count of a fit that names none: 2 from [`TWO_THREADS_FROM_ROWS`] rows on,
-/// else 1. A function of the public `n` only, never of the machine, so a seeded fit
-/// replays bit for bit everywhere (the solvers' pieces and their reduction order are
-/// fixed by the count; with one core they run one after the other). Below the
-/// threshold a half-column step is too short to repay handing it to the second thread.
-pub fn default_threads(n: usize) -> usize {
-    if n >= TWO_THREADS_FROM_ROWS {
-        2
-    } else {
-        1
-    }
+/// The thread count of a fit that names none: 1. Measured on the 160,000 x 50 logistic
+/// fit (docs/python.md, "Speed"): splitting each step's sweep over two threads made the
+/// default fit slower on this 2-core machine (median 1.68 s against 1.17 s with one),
+/// so two threads stay an explicit choice (`n_jobs=2`). Never a function of the
+/// machine, so a seeded fit replays bit for bit everywhere.
+pub fn default_threads(_n: usize) -> usize {
+    1
 }
 
 /// The feature data as Python hands it over, borrowed (no copy before the pipeline's).

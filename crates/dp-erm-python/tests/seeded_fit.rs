@@ -200,16 +200,14 @@ fn a_sparse_backend_fit_is_the_library_sparse_fit() {
     );
 }
 
-/// A large fit (past [`backend::TWO_THREADS_FROM_ROWS`], so the default splits each
-/// step's sweep in two): the C-ordered and the Fortran-ordered copies of the same array
-/// give the same bits, and both equal the pipeline's own fit with `threads(2)` on the
-/// design built the library's plain way (`from_row_major`: no tiled transpose, no
-/// deferred rows). The seed replays the fit on any machine: the count comes from `n`.
+/// A large fit with two threads (`n_jobs=2`; long enough columns for the paired sweep):
+/// the C-ordered and the Fortran-ordered copies of the same array give the same bits,
+/// and both equal the pipeline's own fit with `threads(2)` on the design built the
+/// library's plain way (`from_row_major`: no tiled transpose, no deferred rows).
 #[test]
-fn a_large_fit_is_the_same_from_either_layout_and_equals_the_two_thread_pipeline_fit() {
-    let (n, p) = (backend::TWO_THREADS_FROM_ROWS + 37, 3);
-    assert_eq!(backend::default_threads(n), 2);
-    assert_eq!(backend::default_threads(n - 38), 1);
+fn a_two_thread_fit_is_the_same_from_either_layout_and_equals_the_pipeline_fit() {
+    let (n, p) = (70_037, 3);
+    assert_eq!(backend::default_threads(n), 1);
     // Deterministic pseudo-data (no RNG needed): a smooth mix of sines.
     let x: Vec<f64> = (0..n * p)
         .map(|k| ((k as f64) * 0.618_034).sin() * 1.5)
@@ -232,6 +230,7 @@ fn a_large_fit_is_the_same_from_either_layout_and_equals_the_two_thread_pipeline
     let mut spec = spec(&x, n, p);
     spec.feature_ranges = Some(vec![(-1.0, 1.0); p]); // values beyond are clipped
     spec.passes = Some(3);
+    spec.threads = Some(2);
     let c = backend::fit(
         Features::Dense {
             values: &x,
@@ -276,9 +275,9 @@ fn a_large_fit_is_the_same_from_either_layout_and_equals_the_two_thread_pipeline
         bits(&c.model.coefficients)
     );
     assert_eq!(direct.model, c.model);
-    // And the explicit count is honoured: one thread gives other last bits (the sums
-    // are added in another order), so the default really took two.
-    spec.threads = Some(1);
+    // And the count is honoured: one thread (the default) gives other last bits (the
+    // sums are added in another order).
+    spec.threads = None;
     let one = backend::fit(
         Features::Dense {
             values: &x,

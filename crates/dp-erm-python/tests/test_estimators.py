@@ -104,19 +104,18 @@ def test_c_and_fortran_order_and_pandas_give_the_same_fit():
     assert np.array_equal(c.predict(df), a.predict(X))
 
 
-def test_a_large_fit_splits_its_sweeps_in_two_and_replays_from_either_layout():
-    # From 65,536 rows on, n_jobs=None splits each step's sweep in two (a rule on the
-    # public n, not on the machine): the seed replays it from a C- or a Fortran-ordered
-    # array, bit for bit, and n_jobs=2 is the same fit; n_jobs=1 adds the sums in
-    # another order (other last bits).
+def test_a_two_thread_fit_replays_from_either_layout():
+    # n_jobs=2 splits each step's sweep in two fixed pieces: the seed replays it from a
+    # C- or a Fortran-ordered array, bit for bit; the default (one thread) adds the sums
+    # in another order (other last bits).
     X, y = _binary(70_000, 3, seed=4)
     kw = dict(bounds_X=(-1, 1), random_state=9, passes=2)
-    a = DPLogisticRegression(**kw).fit(np.ascontiguousarray(X), y)
-    b = DPLogisticRegression(**kw).fit(np.asfortranarray(X), y)
-    two = DPLogisticRegression(n_jobs=2, **kw).fit(X, y)
+    a = DPLogisticRegression(n_jobs=2, **kw).fit(np.ascontiguousarray(X), y)
+    b = DPLogisticRegression(n_jobs=2, **kw).fit(np.asfortranarray(X), y)
     one = DPLogisticRegression(n_jobs=1, **kw).fit(X, y)
+    default = DPLogisticRegression(**kw).fit(np.asfortranarray(X), y)
     assert np.array_equal(a.coef_, b.coef_) and a.intercept_ == b.intercept_
-    assert np.array_equal(a.coef_, two.coef_)
+    assert np.array_equal(default.coef_, one.coef_)
     assert not np.array_equal(a.coef_, one.coef_)
     assert a.score(X, y) > 0.8
 
@@ -301,10 +300,16 @@ def test_accounting():
         acc.epsilon("gaussian", steps=10, delta=1e-5, sigma=1.0, accountant="optimal")
 
 
-def test_dp_scd_fits_no_intercept():
+def test_dp_scd_fits_a_penalised_intercept():
+    # Since issue 25 the pipeline gives DP-SCD an intercept: the coefficient of a
+    # constant column under the same L2 penalty (its dual needs an unweighted ridge).
     X, y = _binary(500)
-    with pytest.raises(ValueError, match="intercept"):
-        DPLogisticRegression(bounds_X=(-1, 1), algorithm="dp-scd").fit(X, y)
+    clf = DPLogisticRegression(bounds_X=(-1, 1), algorithm="dp-scd", random_state=0).fit(X, y)
+    assert np.isfinite(clf.intercept_[0])
+    assert "penalised" in clf.hyperparameters_["intercept_note"]
+    off = DPLogisticRegression(bounds_X=(-1, 1), algorithm="dp-scd", fit_intercept=False,
+                               random_state=0).fit(X, y)
+    assert off.intercept_[0] == 0.0
 
 
 def test_a_budget_too_small_for_the_data_raises_a_python_warning():
