@@ -12,11 +12,13 @@
 //! dp-erm predict --model model.json --data FILE [--target COL] [--out predictions.csv] [--json]
 //! ```
 //!
-//! Every CSV fit runs the library pipeline `dp_erm::Pipeline` (module `pipeline_path`):
-//! declared, private (`auto`) or, by name, non-private ranges, charged with the fit, the
-//! library's no-tuning hyperparameters, a model that predicts on raw rows
-//! (docs/pipeline.md). Still on the direct solver path here (not yet in the pipeline):
-//! LIBSVM input, `--normalize-rows` and `--max-nonzeros`.
+//! Every fit runs the library pipeline `dp_erm::Pipeline` (module `pipeline_path`):
+//! CSV input as a dense design, LIBSVM input as a sparse one (kept sparse: declared
+//! bounds, no centring), `--normalize-rows` and `--max-nonzeros` as pipeline options;
+//! declared, private (`auto`, dense input) or, by name, non-private ranges, charged with
+//! the fit, the library's no-tuning hyperparameters, a model that predicts on raw rows
+//! (docs/pipeline.md). `predict` still reads the model files of the direct solver path
+//! that earlier versions wrote (kind `dp-erm linear model v1`).
 //!
 //! The model file holds the releasable model only (coefficients, intercept, plan, ledger,
 //! guarantee) and the public schema needed to read new data (feature names, label
@@ -35,25 +37,13 @@ mod pipeline_path;
 use crate::input::{DataArgs, Format};
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
-use dp_models::choice::{AnyLoss, AnyPenalty, LossKind, PenaltyKind};
-use dp_models::constants::Tagged;
 use dp_models::io::{
     load_csv_data, load_libsvm, read_csv_for_prediction, CsvOptions, FeatureCount, LabelMap, Target,
 };
 use dp_models::metrics::{accuracy, log_loss, mean_squared_error};
 use dp_models::preprocess::{clip_to_bound, normalize_rows};
-use dp_models::split::{train_test_split, SelectRows};
-use dp_models::{
-    ClipValues, Dataset, DenseDesign, Design, Logistic, Loss, Penalty, SparseDesign, Squared, L2,
-};
-use dp_optim::auto::PublicBounds;
-use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
-use dp_optim::kernel::ColumnKernels;
-use dp_optim::{
-    with_intercept_column, AppendConstantColumn, CdParams, CoordinateOrder, DpCdParams,
-    DpScdParams, DpSgdParams, Fitted, GlobalSmoothness, LinearModel, RowSupport, SdcaParams,
-    Smoothness, Solver,
-};
+use dp_models::{ClipValues, Dataset, DenseDesign, Design, SparseDesign};
+use dp_optim::LinearModel;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -136,9 +126,9 @@ pub struct FitArgs {
     #[arg(long, value_enum)]
     algorithm: Algorithm,
     /// Fit an intercept (an unpenalised coefficient on a constant column of ones, fitted
-    /// privately with the others under the same guarantee). CSV fits (the library
-    /// pipeline) fit one by default for every algorithm but dp-scd / sdca; LIBSVM,
-    /// `--normalize-rows` and `--max-nonzeros` fits only with this flag.
+    /// privately with the others under the same guarantee). CSV fits fit one by default
+    /// for every algorithm but dp-scd / sdca; LIBSVM, `--normalize-rows` and
+    /// `--max-nonzeros` fits only with this flag.
     #[arg(long)]
     intercept: bool,
     /// Target epsilon (> 0) of the whole fit (private algorithms).
@@ -148,45 +138,44 @@ pub struct FitArgs {
     #[arg(long, allow_negative_numbers = true)]
     delta: Option<f64>,
     /// Passes over the data (CD: `p` coordinate updates each; SGD: `n / b` steps each;
-    /// DP-GCD: one greedy iteration each). Default for the private algorithms on CSV
-    /// input: the library's no-tuning rules (`dp_optim::auto`, printed under
-    /// `hyperparameters`); otherwise 10.
+    /// DP-GCD: one greedy iteration each). Default for the private algorithms: the
+    /// library's no-tuning rules (`dp_optim::auto`, printed under `hyperparameters`);
+    /// for cd and sdca 10.
     #[arg(long, allow_negative_numbers = true)]
     passes: Option<u64>,
     /// Step scale `gamma` (steps `gamma / M_j`, or `gamma / beta` for SGD). Default for
-    /// dp-cd, dp-gcd and dp-sgd on CSV input: the rules' choice (1); otherwise 0.5.
+    /// dp-cd, dp-gcd and dp-sgd: the rules' choice (1); for cd 0.5.
     #[arg(long, allow_negative_numbers = true)]
     step: Option<f64>,
-    /// Clipping threshold `C` (private algorithms). Default on CSV input: the rules'
-    /// choice (printed); otherwise 1.
+    /// Clipping threshold `C` (private algorithms). Default: the rules' choice
+    /// (printed).
     #[arg(long, allow_negative_numbers = true)]
     clip: Option<f64>,
-    /// DP-SGD / DP-SCD batch size (at most the number of training rows). Default on CSV
-    /// input: the rules' round(sqrt(n)); otherwise 64 (DP-SGD, or all the rows when there
-    /// are fewer) and 1 (DP-SCD, SDCA). Batches are drawn without replacement under
+    /// DP-SGD / DP-SCD batch size (at most the number of training rows). Default: the
+    /// rules' choice (printed); 1 for SDCA. Batches are drawn without replacement under
     /// replace-one neighbours and accounted with subsampling amplification (Wang, Balle
     /// & Kasiviswanathan 2019).
     #[arg(long, allow_negative_numbers = true)]
     batch_size: Option<u64>,
     /// Declared public bound `|x_ij| <= B`, chosen without looking at the data. Values
     /// beyond it are clipped to it (the output says how many); the smoothness constants
-    /// follow from it, so no privacy is spent on them. Or `auto` (CSV input): per-column
-    /// ranges estimated privately on a share of epsilon (printed), charged to the same
-    /// ledger as the fit. Every CSV fit runs through the library pipeline
-    /// `dp_erm::Pipeline`, which clips and scales each column to its range and folds the
-    /// scaling into the model, so `predict` takes raw data (docs/pipeline.md).
+    /// follow from it, so no privacy is spent on them. Or `auto` (CSV input; refused for
+    /// LIBSVM, a sparse design, saying why): per-column ranges estimated privately on a
+    /// share of epsilon (printed), charged to the same ledger as the fit. Every fit runs
+    /// through the library pipeline `dp_erm::Pipeline`, which clips and scales each
+    /// column to its range and folds the scaling into the model, so `predict` takes raw
+    /// data (docs/pipeline.md).
     #[arg(long, allow_negative_numbers = true, value_name = "B|auto")]
     feature_bound: Option<BoundArg>,
-    /// Regression (CSV input): clip the targets to a range and scale them, through the
-    /// library pipeline `dp_erm::Pipeline`; the model predicts in your units. `Y`: the
-    /// declared public bound `|y| <= Y`; `auto`: a range estimated privately on 15 % of
-    /// epsilon, charged to the same ledger as the fit. Required for regression on CSV
-    /// input.
+    /// Regression: clip the targets to a range and scale them, through the library
+    /// pipeline `dp_erm::Pipeline`; the model predicts in your units. `Y`: the declared
+    /// public bound `|y| <= Y`; `auto`: a range estimated privately on 15 % of epsilon,
+    /// charged to the same ledger as the fit. Required for a private regression.
     #[arg(long, allow_negative_numbers = true, value_name = "Y|auto")]
     target_bound: Option<BoundArg>,
-    /// CSV input (the library pipeline): fit no intercept. The pipeline fits one by
-    /// default (one more coordinate of the same private solver, no separate charge);
-    /// LIBSVM, `--normalize-rows` and `--max-nonzeros` fits only with `--intercept`.
+    /// Fit no intercept. CSV fits have one by default (one more coordinate of the same
+    /// private solver, no separate charge); LIBSVM, `--normalize-rows` and
+    /// `--max-nonzeros` fits only with `--intercept`.
     #[arg(long, conflicts_with = "intercept")]
     no_intercept: bool,
     /// Declared public bound: every record has at most K non-zero features, chosen
@@ -195,21 +184,24 @@ pub struct FitArgs {
     /// move instead of all p (the intercept column counts as one more), which lowers
     /// the noise at the same epsilon, and visits the coordinates in a fresh random
     /// permutation per pass. A record with more non-zeros keeps its K largest in
-    /// magnitude (the others become 0: a fixed per-record map, so the guarantee holds;
-    /// the output says how many records, a non-private count). dp-cd only.
+    /// magnitude after the clipping and scaling (the others become 0: a fixed
+    /// per-record map, so the guarantee holds; the output says how many training
+    /// records, a non-private count). The columns are not centred. dp-cd only.
     #[arg(long)]
     max_nonzeros: Option<usize>,
-    /// Compute the smoothness constants from the data WITHOUT privacy (as the papers'
-    /// experiments do). The guarantee then does not cover what they reveal, and the
-    /// model file says so. Without this flag, `--feature-bound` is required.
+    /// Take each column's range (and a regression target's) from the training data
+    /// WITHOUT privacy (as the papers' experiments take their constants). The guarantee
+    /// then does not cover what they reveal, and the model file says so. Without this
+    /// flag, `--feature-bound` (or `--normalize-rows`) is required.
     #[arg(long)]
     non_private_constants_from_data: bool,
     /// Divide every row by its L2 norm (zero rows unchanged), so that `||x_i|| <= 1`, as
     /// DP-SCD's sensitivity requires. Each row is rescaled using that row alone, so the
     /// map is applied record by record and reads nothing else: replacing one record
     /// changes one normalised record, and the guarantee holds for the normalised data as
-    /// for the raw data. The model file records it and `predict` normalises new rows the
-    /// same way. CSV input only.
+    /// for the raw data. Every value is then in [-1, 1], the public bound used when no
+    /// `--feature-bound` is given. The model file records it and `predict` normalises
+    /// new rows the same way.
     #[arg(long)]
     normalize_rows: bool,
     /// Hold out this fraction of the rows (in (0, 1)) and report the score on them.
@@ -252,33 +244,6 @@ impl std::str::FromStr for BoundArg {
             .parse::<f64>()
             .map(BoundArg::Value)
             .map_err(|_| format!("{s:?} is neither `auto` nor a number (a declared public bound)"))
-    }
-}
-
-impl FitArgs {
-    /// The declared public feature bound, if a number was given.
-    fn declared_bound(&self) -> Option<f64> {
-        match self.feature_bound {
-            Some(BoundArg::Value(b)) => Some(b),
-            _ => None,
-        }
-    }
-    /// True when the fit goes through the library pipeline (`dp_erm::Pipeline`) for
-    /// any input (a CSV-only path: other formats get an error naming the flag).
-    fn uses_pipeline(&self) -> bool {
-        self.feature_bound == Some(BoundArg::Auto) || self.target_bound.is_some()
-    }
-    /// True when a CSV fit goes through the library pipeline: every CSV fit with a
-    /// declared bound, with `--non-private-constants-from-data`, or with a non-private
-    /// algorithm. Left on the direct solver path (not yet in the pipeline):
-    /// `--normalize-rows` and `--max-nonzeros`, and the refusals of a private fit with
-    /// neither a bound nor the non-private opt-in (they name the flags to pass).
-    fn pipeline_takes_csv(&self) -> bool {
-        !self.normalize_rows
-            && self.max_nonzeros.is_none()
-            && (self.feature_bound.is_some()
-                || self.non_private_constants_from_data
-                || matches!(self.algorithm, Algorithm::Cd | Algorithm::Sdca))
     }
 }
 
@@ -546,95 +511,8 @@ fn fit_report(args: &FitArgs) -> Result<Report> {
     {
         bail!("--batch-size applies to --algorithm dp-sgd, dp-scd and sdca only");
     }
-    if args.uses_pipeline() || (format == Format::Csv && args.pipeline_takes_csv()) {
-        return pipeline_path::fit_report(args, format);
-    }
-    let dual = matches!(args.algorithm, Algorithm::DpScd | Algorithm::Sdca);
-    if dual {
-        check_dual_args(args)?;
-    }
-    if !matches!(args.algorithm, Algorithm::Cd | Algorithm::Sdca) {
-        if args.epsilon.is_none() || args.delta.is_none() {
-            bail!("a private algorithm needs --epsilon and --delta");
-        }
-        if !dual && args.declared_bound().is_none() && !args.non_private_constants_from_data {
-            bail!(
-                "the step sizes need smoothness constants: declare a public bound with \
-                 --feature-bound B (|x_ij| <= B, chosen without looking at the data), or \
-                 accept constants computed from the data without privacy with \
-                 --non-private-constants-from-data"
-            );
-        }
-    } else if args.epsilon.is_some() || args.delta.is_some() {
-        bail!("--algorithm cd / sdca is not private: drop --epsilon / --delta, or choose dp-cd, dp-gcd, dp-sgd or dp-scd");
-    }
-    if let Some(b) = args.declared_bound() {
-        if !(b.is_finite() && b > 0.0) {
-            bail!("invalid --feature-bound {b}: the bound must be finite and > 0");
-        }
-        if args.non_private_constants_from_data {
-            bail!("--feature-bound and --non-private-constants-from-data exclude each other");
-        }
-    }
-    if args.max_nonzeros.is_some() && args.algorithm != Algorithm::DpCd {
-        bail!(
-            "--max-nonzeros applies to --algorithm dp-cd only (its accounting is per \
-             coordinate release)"
-        );
-    }
-    if args.max_nonzeros == Some(0) {
-        bail!("invalid --max-nonzeros 0: a record must be allowed at least one non-zero feature");
-    }
-    if args.normalize_rows && format == Format::Libsvm {
-        bail!("--normalize-rows supports CSV input only: normalise the LIBSVM rows beforehand");
-    }
-    check_lambda(args)?;
-    let labels = args.input.positive.clone().zip(args.input.negative.clone());
-    // The loaders' errors name the file, the line, the column and the value.
-    let data = load(
-        &args.input.data,
-        format,
-        args.input.n_features,
-        &args.input.target,
-        labels.clone(),
-    )?;
-    let seed = args.seed;
-    let (report, model) = match data {
-        Data::Dense(d, names, target) => {
-            check_unique_names(&args.input.data, &names, &target)?;
-            check_labels(&args.input.data, args.loss, labels.is_some(), d.y())?;
-            let d = if args.normalize_rows {
-                let (x, y) = d.into_parts();
-                Dataset::new(normalize_rows(&x)?, y)?
-            } else {
-                d
-            };
-            let (j, m) = fit_data(args, d, Some(&names), seed)?;
-            (j, (m, Some(names), Some(target)))
-        }
-        Data::Sparse(d) => {
-            check_labels(&args.input.data, args.loss, false, d.y())?;
-            let (j, m) = fit_data(args, d, None, seed)?;
-            (j, (m, None, None))
-        }
-    };
-    let (model, feature_names, target) = model;
-    let file = ModelFile {
-        kind: KIND.into(),
-        format,
-        loss: args.loss,
-        penalty: args.penalty,
-        lambda: args.lambda,
-        feature_names,
-        target,
-        labels,
-        feature_bound: args.declared_bound(),
-        normalize_rows: args.normalize_rows,
-        model,
-    };
-    let text = serde_json::to_string_pretty(&file)?;
-    write_atomic(&args.model_out, text.as_bytes())?;
-    Ok(report)
+    // Every fit, CSV or LIBSVM, dense or sparse, runs the library pipeline.
+    pipeline_path::fit_report(args, format)
 }
 
 /// `fit` refuses a CSV whose header names a column twice: the model file finds its
@@ -703,47 +581,6 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }
 
-/// The run-time loss: the library's choice type (`dp_models::choice::AnyLoss`), which
-/// forwards every `Loss` method, the SIMD kernels and the residual form included, so a
-/// fit from the command line runs the typed code (before issue 25 a local copy here
-/// forwarded only `value` and `derivative`, and every pass ran the scalar defaults).
-fn any_loss(arg: LossArg) -> Result<AnyLoss> {
-    Ok(AnyLoss::from_kind(match arg {
-        LossArg::Logistic => LossKind::Logistic,
-        LossArg::Squared => LossKind::Squared,
-        LossArg::SquaredHinge => LossKind::SquaredHinge,
-        LossArg::Huber => LossKind::Huber,
-    }))
-}
-
-/// The penalty on `p` features (the library's `AnyPenalty`), the intercept (if any, the
-/// last coordinate) unpenalised.
-fn any_penalty(arg: PenaltyArg, lambda: f64, p: usize, intercept: bool) -> Result<AnyPenalty> {
-    let kind = match arg {
-        PenaltyArg::None => PenaltyKind::None,
-        PenaltyArg::L1 => PenaltyKind::L1,
-        PenaltyArg::L2 => PenaltyKind::L2,
-        PenaltyArg::ElasticNet => PenaltyKind::ElasticNet,
-    };
-    let weights = (intercept && arg != PenaltyArg::None).then(|| {
-        let mut w = vec![1.0; p];
-        w.push(0.0);
-        w
-    });
-    Ok(AnyPenalty::from_kind(kind, lambda, weights)?)
-}
-
-/// Values of each column beyond `|x| <= bound` (counted before clipping).
-fn clipped_per_column<D: Design>(x: &D, bound: f64) -> Vec<usize> {
-    (0..x.n_features())
-        .map(|j| {
-            let mut k = 0;
-            x.for_each_in_col(j, |_, v| k += usize::from(v.abs() > bound));
-            k
-        })
-        .collect()
-}
-
 /// The default number of pieces each dense coordinate sweep is split into
 /// (`CdParams::threads`): 2 for columns of at least 32,768 rows (where the sweep is
 /// long enough to pay for a second core, now a persistent worker: Electricity's 45,312
@@ -755,556 +592,6 @@ pub fn default_threads(n_rows: usize, dense: bool) -> usize {
     } else {
         1
     }
-}
-
-/// Clips, splits, fits and scores; returns the report and the releasable model.
-fn fit_data<D>(
-    args: &FitArgs,
-    mut data: Dataset<D>,
-    names: Option<&[String]>,
-    seed: Option<u64>,
-) -> Result<(Report, LinearModel)>
-where
-    D: ColumnKernels + AppendConstantColumn + SelectRows + ClipValues,
-{
-    let (n_all, p) = (data.n_samples(), data.n_features());
-    let total = n_all * p;
-    if let Some(b) = args.declared_bound() {
-        // The constants and the row-norm bound grow as p B^2: refuse a bound for which
-        // they are not finite numbers instead of reporting `inf`.
-        let row_sq = (p as f64 + 1.0) * b * b;
-        if !row_sq.is_finite() {
-            bail!(
-                "invalid --feature-bound {}: with {p} features the squared row-norm bound \
-                 p B^2 overflows; declare the bound your features really have",
-                num(b)
-            );
-        }
-    }
-    let per_column = args
-        .declared_bound()
-        .map(|b| clipped_per_column(data.x(), b));
-    let clipped = match args.declared_bound() {
-        Some(b) => Some(clip_to_bound(&mut data, b)?),
-        None => None,
-    };
-    let dense = names.is_some();
-    let threads = match args.threads {
-        Some(0) => bail!("invalid --threads 0: at least one piece per sweep"),
-        Some(t) => t,
-        None => default_threads(n_all, dense),
-    };
-    // A declared support bound: a record with more non-zeros keeps its k largest in
-    // magnitude (a fixed per-record map, so the support accounting holds for the
-    // projected data: dp_optim::support); how many were projected is a count from the
-    // data, reported as non-private below.
-    let (data, projected) = match args.max_nonzeros {
-        Some(k) => {
-            let (mut x, y) = data.into_parts();
-            let count = RowSupport::AtMost(k).project(&mut x)?;
-            (Dataset::new(x, y)?, Some(count))
-        }
-        None => (data, None),
-    };
-    let split_seed = seed.unwrap_or_else(rand::random);
-    let (train, test) = match args.test_fraction {
-        Some(f) => {
-            let (tr, te) = train_test_split(&data, f, split_seed)?;
-            (tr, Some(te))
-        }
-        None => (data, None),
-    };
-    let with_intercept;
-    let train_fit: &Dataset<D> = if args.intercept {
-        with_intercept = with_intercept_column(&train)?;
-        &with_intercept
-    } else {
-        &train
-    };
-    let loss = any_loss(args.loss)?;
-    let penalty = any_penalty(args.penalty, args.lambda, p, args.intercept)?;
-    let penalty_name = penalty.name();
-    let c = loss
-        .curvature_bound()
-        .context("the loss has no curvature bound")?;
-    // Public smoothness constants from the declared bound (the intercept column is 1).
-    let public_m = args.declared_bound().map(|b| {
-        let mut m = vec![c * b * b; p];
-        if args.intercept {
-            m.push(c);
-        }
-        m
-    });
-    // Coordinate constants: public from the bound, else computed from the data (which
-    // the private solvers accept only with the explicit non-private flag).
-    let smoothness = match &public_m {
-        Some(m) => Smoothness::Given(Tagged::public(m.clone())),
-        None => Smoothness::FromData,
-    };
-    let defaults_note: Option<String>;
-    let fit: Fitted = match args.algorithm {
-        Algorithm::Cd => {
-            let (passes, step) = (args.passes.unwrap_or(10), args.step.unwrap_or(0.5));
-            defaults_note = Some(format!(
-                "passes {passes}, step scale {step} ({}), threads {threads}",
-                given_or_default(args.passes.is_some() && args.step.is_some())
-            ));
-            let solver = CdParams::new(loss, penalty)
-                .passes(passes)
-                .step_scale(step)
-                .smoothness(smoothness.clone())
-                .threads(threads)
-                .build()?;
-            run(&solver, train_fit, seed)?
-        }
-        Algorithm::DpCd => {
-            let missing = args.passes.is_none() || args.step.is_none() || args.clip.is_none();
-            // The declared support bound (the intercept column is one more non-zero),
-            // with the order it needs.
-            let support = match args.max_nonzeros {
-                Some(k) => Some(RowSupport::AtMost(
-                    k.checked_add(usize::from(args.intercept))
-                        .with_context(|| {
-                            format!(
-                                "invalid --max-nonzeros {k}: with --intercept the bound is \
-                             {k} + 1 (the intercept column), which overflows"
-                            )
-                        })?,
-                )),
-                None => None,
-            };
-            let order = if support.is_some() {
-                CoordinateOrder::Permutation
-            } else {
-                CoordinateOrder::Uniform
-            };
-            let solver = match args.declared_bound() {
-                // No (or not every) hyperparameter given: the no-tuning rules choose the
-                // missing ones from public inputs, and the M_j are estimated privately
-                // from the declared bounds (charged).
-                Some(b) if missing && !args.non_private_constants_from_data => {
-                    let q = train_fit.n_features();
-                    let mut bounds = PublicBounds::uniform(q, b);
-                    if args.normalize_rows {
-                        bounds =
-                            bounds.with_row_norm(if args.intercept { 2f64.sqrt() } else { 1.0 });
-                    }
-                    if args.intercept {
-                        if let Some(fb) = bounds.feature_bounds.as_mut() {
-                            fb[q - 1] = 1.0;
-                        }
-                    }
-                    // A declared support bound also scales the passes rule (sqrt(p / k)).
-                    if let Some(k) = &support {
-                        bounds = bounds.with_row_support(k.clone());
-                    }
-                    let (params, chosen) = DpCdParams::defaults_for(
-                        loss,
-                        penalty,
-                        args.epsilon.unwrap_or(f64::NAN),
-                        args.delta.unwrap_or(f64::NAN),
-                        &bounds,
-                        train_fit.n_samples(),
-                        q,
-                    )?;
-                    let passes = args.passes.unwrap_or(chosen.passes);
-                    let step = args.step.unwrap_or(chosen.step_scale);
-                    let clip = args.clip.unwrap_or(chosen.clip);
-                    defaults_note = Some(format!(
-                        "passes {passes}, step scale {step}, clip {}, threads {threads} (given or chosen by \
-                         the no-tuning rules of dp_optim::auto from epsilon, delta, the \
-                         loss, the bounds, n and p; rule values: passes {}, step {}, clip \
-                         {}); M_j estimated privately from the bounds in one Gaussian release with {} % \
-                         of the Gaussian-DP budget mu^2",
-                        num(clip),
-                        chosen.passes,
-                        chosen.step_scale,
-                        num(chosen.clip),
-                        chosen.smoothness_share * 100.0
-                    ));
-                    params
-                        .passes(passes)
-                        .step_scale(step)
-                        .clip(clip)
-                        .coordinate_order(order)
-                        .row_support(support)
-                        .threads(threads)
-                        .build()?
-                }
-                _ => {
-                    let (passes, step, clip) = (
-                        args.passes.unwrap_or(10),
-                        args.step.unwrap_or(0.5),
-                        args.clip.unwrap_or(1.0),
-                    );
-                    defaults_note = Some(format!(
-                        "passes {passes}, step scale {step}, clip {}, threads {threads} ({})",
-                        num(clip),
-                        given_or_default(!missing)
-                    ));
-                    DpCdParams::new(loss, penalty)
-                        .epsilon(args.epsilon.unwrap_or(f64::NAN))
-                        .delta(args.delta.unwrap_or(f64::NAN))
-                        .passes(passes)
-                        .step_scale(step)
-                        .clip(clip)
-                        .smoothness(smoothness.clone())
-                        .allow_non_private_constants(args.non_private_constants_from_data)
-                        .coordinate_order(order)
-                        .row_support(support)
-                        .threads(threads)
-                        .build()?
-                }
-            };
-            run(&solver, train_fit, seed)?
-        }
-        Algorithm::DpGcd => {
-            let (passes, step, clip) = (
-                args.passes.unwrap_or(10),
-                args.step.unwrap_or(0.5),
-                args.clip.unwrap_or(1.0),
-            );
-            let (rule, rule_name) = if args.penalty == PenaltyArg::None {
-                (SelectionRule::GsL, "GS-L")
-            } else {
-                (SelectionRule::GsR, "GS-r")
-            };
-            defaults_note = Some(format!(
-                "passes {passes} (greedy iterations), step scale {step}, clip {}, selection \
-                 rule {rule_name}, zCDP variant ({})",
-                num(clip),
-                given_or_default(
-                    args.passes.is_some() && args.step.is_some() && args.clip.is_some()
-                )
-            ));
-            let solver = DpGcdParams::new(loss, penalty)
-                .epsilon(args.epsilon.unwrap_or(f64::NAN))
-                .delta(args.delta.unwrap_or(f64::NAN))
-                .passes(passes)
-                .step_scale(step)
-                .clip(clip)
-                .variant(Variant::Zcdp)
-                .rule(rule)
-                .smoothness(smoothness.clone())
-                .allow_non_private_constants(args.non_private_constants_from_data)
-                .build()?;
-            run(&solver, train_fit, seed)?
-        }
-        Algorithm::DpSgd => {
-            // beta <= c max_i ||x_i||^2 <= c (p B^2 + intercept).
-            let beta = args
-                .declared_bound()
-                .map(|b| c * (p as f64 * b * b + if args.intercept { 1.0 } else { 0.0 }));
-            let (passes, step, clip) = (
-                args.passes.unwrap_or(10),
-                args.step.unwrap_or(0.5),
-                args.clip.unwrap_or(1.0),
-            );
-            let batch = batch_size(args.batch_size, train_fit.n_samples())?;
-            defaults_note = Some(format!(
-                "passes {passes} (epochs), step scale {step}, clip {}, batch size {batch} ({})",
-                num(clip),
-                given_or_default(
-                    args.passes.is_some()
-                        && args.step.is_some()
-                        && args.clip.is_some()
-                        && args.batch_size.is_some()
-                )
-            ));
-            let solver = DpSgdParams::new(loss, penalty)
-                .epsilon(args.epsilon.unwrap_or(f64::NAN))
-                .delta(args.delta.unwrap_or(f64::NAN))
-                .passes(passes)
-                .step_scale(step)
-                .clip(clip)
-                .batch_size(batch)
-                .smoothness(match beta {
-                    Some(beta) => GlobalSmoothness::Given(Tagged::public(beta)),
-                    None => GlobalSmoothness::FromData,
-                })
-                .allow_non_private_constants(args.non_private_constants_from_data)
-                .build()?;
-            run(&solver, train_fit, seed)?
-        }
-        Algorithm::DpScd | Algorithm::Sdca => {
-            let batch = args.batch_size.unwrap_or(1);
-            defaults_note = Some(if args.algorithm == Algorithm::DpScd {
-                format!(
-                    "passes {} (epochs), mini-batch {batch}, clip {} ({})",
-                    args.passes.unwrap_or(10),
-                    num(args.clip.unwrap_or(1.0)),
-                    given_or_default(
-                        args.passes.is_some() && args.clip.is_some() && args.batch_size.is_some()
-                    )
-                )
-            } else {
-                format!(
-                    "passes {} (epochs), mini-batch {batch} ({})",
-                    args.passes.unwrap_or(10),
-                    given_or_default(args.passes.is_some() && args.batch_size.is_some())
-                )
-            });
-            fit_dual(args, train_fit, seed)?
-        }
-    };
-    let solver_seconds = fit.diagnostics.seconds;
-    let model = if args.intercept {
-        fit.model.split_intercept()?
-    } else {
-        fit.model
-    };
-    // The report: the guarantee, the scores, what was chosen, the diagnostics.
-    let mut out = Report::default();
-    let n_train = train.n_samples();
-    match &model.privacy {
-        Some(pr) => {
-            out.push("epsilon", pr.guarantee.epsilon);
-            out.push("delta", pr.guarantee.delta);
-            out.push("adjacency", pr.guarantee.adjacency.name());
-            out.push("accounting", pr.guarantee.how.clone());
-            if let dp_optim::SolverPlan::DpCd(plan) = &pr.plan {
-                if let Some(charged) = plan.charged_releases {
-                    out.push(
-                        "charged_releases",
-                        format!(
-                            "{charged} of {} coordinate releases (at most --max-nonzeros \
-                             per record and pass)",
-                            plan.releases
-                        ),
-                    );
-                }
-            }
-            out.push("uses_non_private_constants", pr.uses_non_private_constants);
-            if pr.guarantee.delta * n_train as f64 >= 1.0 {
-                out.warn(format!(
-                    "delta = {} is at least 1/n = 1/{n_train}: a mechanism may then \
-                     publish one whole record and still meet (epsilon, delta); choose \
-                     delta well below 1/n (e.g. 1/n^2 = {})",
-                    num(pr.guarantee.delta),
-                    num(1.0 / (n_train as f64 * n_train as f64))
-                ));
-            }
-        }
-        None => {
-            out.push("privacy", "none: this algorithm is not private");
-        }
-    }
-    if let Some(test) = &test {
-        out.push("n_test", test.n_samples());
-        for (k, v) in score(&model, test, args.loss)? {
-            out.push(k, v);
-        }
-        out.push(
-            "score_privacy",
-            "held-out scores are computed from the data without privacy: not covered by the guarantee",
-        );
-    } else {
-        out.push(
-            "score",
-            "none: pass --test-fraction F to hold out rows and score on them",
-        );
-    }
-    out.push("algorithm", model.algorithm.clone());
-    out.push("loss", loss.name());
-    out.push(
-        "penalty",
-        format!("{penalty_name} (lambda = {})", num(args.lambda)),
-    );
-    out.push(
-        "hyperparameters",
-        defaults_note.unwrap_or_else(|| "see --help".to_string()),
-    );
-    out.push("n_train", n_train);
-    out.push("p", p);
-    match args.declared_bound() {
-        Some(b) => out.push(
-            "feature_bound",
-            format!("|x| <= {} (declared public bound)", num(b)),
-        ),
-        None => out.push(
-            "feature_bound",
-            "none (constants computed from the data without privacy)",
-        ),
-    }
-    if args.intercept {
-        out.push("intercept", model.intercept);
-    } else {
-        out.push(
-            "intercept",
-            "none: the model has no intercept (pass --intercept to fit one)",
-        );
-    }
-    out.push("model_out", args.model_out.display().to_string());
-    if let (Some(k), Some(b)) = (clipped, args.declared_bound()) {
-        out.push(
-            "clipped",
-            format!(
-                "{k} of {total} values clipped to the declared bound |x| <= {} (a count from the data, not private: do not publish)",
-                num(b)
-            ),
-        );
-    }
-    if let (Some(cols), Some(b)) = (&per_column, args.declared_bound()) {
-        let name = |j: usize| {
-            names
-                .and_then(|n| n.get(j).cloned())
-                .unwrap_or_else(|| format!("feature {}", j + 1))
-        };
-        let per = cols
-            .iter()
-            .enumerate()
-            .map(|(j, &k)| (name(j), json!(k)))
-            .collect();
-        out.push_ordered("clipped_per_column", per);
-        for (j, &k) in cols.iter().enumerate() {
-            if k * 10 > n_all {
-                out.warn(format!(
-                    "column {:?}: {k} of {n_all} values ({:.0} %) were beyond |x| <= {} and \
-                     clipped; the bound may be too small for this column (a count from \
-                     the data, not private: do not publish)",
-                    name(j),
-                    100.0 * k as f64 / n_all as f64,
-                    num(b)
-                ));
-            }
-        }
-    }
-    if let (Some(c), Some(k)) = (projected, args.max_nonzeros) {
-        out.push(
-            "projected",
-            format!(
-                "{c} of {n_all} records had more than --max-nonzeros {k} non-zero features \
-                 and kept their {k} largest in magnitude (a count from the data, not \
-                 private: do not publish)"
-            ),
-        );
-    }
-    out.push("solver_seconds", solver_seconds);
-    if seed.is_some() {
-        out.push(
-            "note",
-            "--seed given: the run is reproducible, and the seed replays the noise; it is not in the model file, keep it secret",
-        );
-    }
-    Ok((out, model))
-}
-
-/// How a set of hyperparameters was chosen.
-fn given_or_default(all_given: bool) -> &'static str {
-    if all_given {
-        "given"
-    } else {
-        "given or the defaults of --help"
-    }
-}
-
-/// The checks of `--algorithm dp-scd | sdca`, each error naming the problem.
-fn check_dual_args(args: &FitArgs) -> Result<()> {
-    let name = if args.algorithm == Algorithm::DpScd {
-        "dp-scd"
-    } else {
-        "sdca"
-    };
-    if args.penalty != PenaltyArg::L2
-        || args.lambda.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
-    {
-        bail!(
-            "--algorithm {name} solves the dual of an L2-penalised problem, which needs \
-             strong convexity: pass --penalty l2 --lambda L with L > 0 (the paper uses 1e-4)"
-        );
-    }
-    if !matches!(args.loss, LossArg::Squared | LossArg::Logistic) {
-        bail!(
-            "--algorithm {name} supports --loss squared or logistic (the dual coordinate steps \
-             exist for these losses only)"
-        );
-    }
-    if args.intercept {
-        bail!(
-            "--algorithm {name} fits no intercept (the dual needs the same penalty on every \
-             coefficient): drop --intercept, or add a constant column to the data yourself \
-             (it then counts in the row norm and is penalised)"
-        );
-    }
-    if args.declared_bound().is_some() || args.non_private_constants_from_data {
-        bail!(
-            "--algorithm {name} needs no smoothness constants: drop --feature-bound / \
-             --non-private-constants-from-data (DP-SCD needs rows of L2 norm <= 1 instead: \
-             --normalize-rows)"
-        );
-    }
-    Ok(())
-}
-
-/// DP-SCD or SDCA on `data` (checked by [`check_dual_args`]).
-fn fit_dual<D: Design>(args: &FitArgs, data: &Dataset<D>, seed: Option<u64>) -> Result<Fitted> {
-    let pen = L2::new(args.lambda)?;
-    let batch = args.batch_size.unwrap_or(1);
-    let n = data.n_samples() as u64;
-    if batch == 0 || batch > n {
-        bail!("invalid --batch-size {batch}: the mini-batch needs 1 to {n} rows");
-    }
-    macro_rules! fit_with {
-        ($loss:expr) => {
-            match args.algorithm {
-                Algorithm::Sdca => run(
-                    &SdcaParams::new($loss, pen)
-                        .passes(args.passes.unwrap_or(10))
-                        .batch_size(batch)
-                        .build()?,
-                    data,
-                    seed,
-                ),
-                _ => run(
-                    &DpScdParams::new($loss, pen)
-                        .epsilon(args.epsilon.unwrap_or(f64::NAN))
-                        .delta(args.delta.unwrap_or(f64::NAN))
-                        .passes(args.passes.unwrap_or(10))
-                        .batch_size(batch)
-                        .clip(args.clip.unwrap_or(1.0))
-                        .build()?,
-                    data,
-                    seed,
-                )
-                .map_err(|e| {
-                    if args.normalize_rows {
-                        e
-                    } else {
-                        e.context(
-                            "DP-SCD needs every row to have L2 norm at most 1: pass \
-                             --normalize-rows to divide each row by its norm",
-                        )
-                    }
-                }),
-            }
-        };
-    }
-    match args.loss {
-        LossArg::Squared => fit_with!(Squared::half()),
-        _ => fit_with!(Logistic),
-    }
-}
-
-/// The DP-SGD batch size: the given one (1 ..= n), or 64 (all `n` rows when fewer).
-fn batch_size(given: Option<u64>, n: usize) -> Result<u64> {
-    let n = n as u64;
-    match given {
-        None => Ok(n.min(64)),
-        Some(0) => bail!("invalid --batch-size 0: a batch needs at least one row"),
-        Some(b) if b > n => bail!("invalid --batch-size {b}: larger than the {n} training rows"),
-        Some(b) => Ok(b),
-    }
-}
-
-fn run<D: Design, S: Solver<D>>(
-    solver: &S,
-    data: &Dataset<D>,
-    seed: Option<u64>,
-) -> Result<Fitted> {
-    Ok(match seed {
-        Some(s) => solver.fit_seeded(data, s)?,
-        None => solver.fit(data)?,
-    })
 }
 
 /// Held-out scores: accuracy (and log-loss for logistic) or mean squared error.
@@ -1497,7 +784,30 @@ fn predictions<D: Design>(file: &ModelFile, x: &D) -> Result<Vec<(f64, Option<f6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dp_models::{Huber, SquaredHinge, L1};
+    use dp_models::choice::{AnyLoss, AnyPenalty};
+    use dp_models::{Huber, Logistic, Loss, Squared, SquaredHinge, L1};
+    use dp_optim::{CdParams, Solver};
+
+    /// The run-time loss of a `--loss` value: the library's choice type, as the
+    /// pipeline builds it from the kind the command line maps to.
+    fn any_loss(arg: LossArg) -> Result<AnyLoss> {
+        Ok(AnyLoss::from_kind(pipeline_path::loss_kind(arg)))
+    }
+
+    /// The run-time penalty of a `--penalty` value on `p` features (the intercept, if
+    /// any, the last coordinate and unpenalised).
+    fn any_penalty(arg: PenaltyArg, lambda: f64, p: usize, intercept: bool) -> Result<AnyPenalty> {
+        let weights = (intercept && arg != PenaltyArg::None).then(|| {
+            let mut w = vec![1.0; p];
+            w.push(0.0);
+            w
+        });
+        Ok(AnyPenalty::from_kind(
+            pipeline_path::penalty_kind(arg),
+            lambda,
+            weights,
+        )?)
+    }
 
     /// The run-time loss must run each loss's own kernels: the scalar defaults of the
     /// `Loss` trait sum in another order (and are 3.5-4x slower), so a hook left

@@ -11,14 +11,15 @@
 //! # Privacy
 //! Everything is the pipeline's ([`dp_erm::pipeline`] states the relation, the steps
 //! and the proof). This module only copies the caller's array into the pipeline's
-//! design (a scipy CSC matrix is expanded to dense: the pipeline takes dense data) and
-//! passes the estimator's parameters through; it reads nothing from the data.
+//! design (a dense array into a `DenseDesign`; a scipy CSC matrix's buffers, read in
+//! place, into a `SparseDesign`, never densified) and passes the estimator's parameters
+//! through; it reads nothing from the data.
 #![forbid(unsafe_code)]
 
 use dp_erm::{
     Algorithm, FeatureBounds, FitReport, LossKind, PenaltyKind, Pipeline, TargetBound, Task,
 };
-use dp_models::{Dataset, DenseDesign, Design};
+use dp_models::{Dataset, DenseDesign, SparseDesign};
 use serde::{Deserialize, Serialize};
 
 /// Errors of the backend: a message naming the problem (Python raises `ValueError`).
@@ -103,21 +104,13 @@ pub struct FitSpec {
     pub threads: Option<usize>,
 }
 
-/// Rows from which a fit without an explicit thread count splits each coordinate step's
-/// sweep in two ([`default_threads`]).
-pub const TWO_THREADS_FROM_ROWS: usize = 1 << 16;
-
-/// The thread count of a fit that names none: 2 from [`TWO_THREADS_FROM_ROWS`] rows on,
-/// else 1. A function of the public `n` only, never of the machine, so a seeded fit
-/// replays bit for bit everywhere (the solvers' pieces and their reduction order are
-/// fixed by the count; with one core they run one after the other). Below the
-/// threshold a half-column step is too short to repay handing it to the second thread.
-pub fn default_threads(n: usize) -> usize {
-    if n >= TWO_THREADS_FROM_ROWS {
-        2
-    } else {
-        1
-    }
+/// The thread count of a fit that names none: 1. Measured on the 160,000 x 50 logistic
+/// fit (docs/python.md, "Speed"): splitting each step's sweep over two threads made the
+/// default fit slower on this 2-core machine (median 1.68 s against 1.17 s with one),
+/// so two threads stay an explicit choice (`n_jobs=2`). Never a function of the
+/// machine, so a seeded fit replays bit for bit everywhere.
+pub fn default_threads(_n: usize) -> usize {
+    1
 }
 
 /// The feature data as Python hands it over, borrowed (no copy before the pipeline's).
@@ -134,19 +127,80 @@ pub enum Features<'a> {
         /// C order (`true`) or Fortran order (`false`).
         row_major: bool,
     },
-    /// Compressed sparse columns (scipy's `csc_matrix` buffers).
+    /// Compressed sparse columns (scipy's `csc_matrix` buffers, int32 or int64 indices
+    /// as scipy stores them).
     SparseCsc {
         /// Non-zero values.
         data: &'a [f64],
         /// Row index of each value.
-        indices: &'a [i64],
+        indices: Indices<'a>,
         /// Column `j`'s values are `indptr[j]..indptr[j + 1]`.
-        indptr: &'a [i64],
+        indptr: Indices<'a>,
         /// Rows.
         n: usize,
         /// Columns.
         p: usize,
     },
+}
+
+/// An index buffer of a scipy sparse matrix, in its own dtype (read without a copy).
+#[derive(Debug, Clone, Copy)]
+pub enum Indices<'a> {
+    /// `int32` indices (scipy's default).
+    I32(&'a [i32]),
+    /// `int64` indices.
+    I64(&'a [i64]),
+}
+
+impl Indices<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Indices::I32(v) => v.len(),
+            Indices::I64(v) => v.len(),
+        }
+    }
+    fn get(&self, k: usize) -> i64 {
+        match self {
+            Indices::I32(v) => i64::from(v[k]),
+            Indices::I64(v) => v[k],
+        }
+    }
+}
+
+/// A sparse design from CSC buffers: the stored values, checked, as triplets (already in
+/// column order); duplicates are summed and explicit zeros dropped, as scipy does.
+fn sparse_design(
+    data: &[f64],
+    indices: Indices<'_>,
+    indptr: Indices<'_>,
+    n: usize,
+    p: usize,
+) -> Result<SparseDesign> {
+    if indptr.len() != p + 1 || data.len() != indices.len() {
+        return err(format!(
+            "malformed CSC matrix: indptr has {} entries for {p} columns, data {} and indices {}",
+            indptr.len(),
+            data.len(),
+            indices.len()
+        ));
+    }
+    let mut triplets = Vec::with_capacity(data.len());
+    for j in 0..p {
+        let (a, b) = (indptr.get(j), indptr.get(j + 1));
+        if a < 0 || b < a || b as usize > data.len() {
+            return err(format!("malformed CSC matrix: column {j} spans {a}..{b}"));
+        }
+        for (k, &v) in data.iter().enumerate().take(b as usize).skip(a as usize) {
+            let i = indices.get(k);
+            if i < 0 || i as usize >= n {
+                return err(format!(
+                    "malformed CSC matrix: row index {i} outside 0..{n}"
+                ));
+            }
+            triplets.push((i as usize, j, v));
+        }
+    }
+    Ok(SparseDesign::from_triplets(n, p, &triplets)?)
 }
 
 /// The design of `x`, in the pipeline's layout (column-major, on huge pages when large):
@@ -174,41 +228,7 @@ fn design(x: Features<'_>) -> Result<DenseDesign> {
                 DenseDesign::from_col_major_with(n, p, |cols| cols.copy_from_slice(values))?
             })
         }
-        Features::SparseCsc {
-            data,
-            indices,
-            indptr,
-            n,
-            p,
-        } => {
-            if indptr.len() != p + 1 || data.len() != indices.len() {
-                return err(format!(
-                    "malformed CSC matrix: indptr has {} entries for {p} columns, data {} and indices {}",
-                    indptr.len(),
-                    data.len(),
-                    indices.len()
-                ));
-            }
-            for j in 0..p {
-                let (a, b) = (indptr[j], indptr[j + 1]);
-                if a < 0 || b < a || b as usize > data.len() {
-                    return err(format!("malformed CSC matrix: column {j} spans {a}..{b}"));
-                }
-            }
-            if let Some(&i) = indices.iter().find(|&&i| i < 0 || i as usize >= n) {
-                return err(format!(
-                    "malformed CSC matrix: row index {i} outside 0..{n}"
-                ));
-            }
-            empty_check(n, p)?;
-            Ok(DenseDesign::from_col_major_with(n, p, |cols| {
-                for j in 0..p {
-                    for k in indptr[j] as usize..indptr[j + 1] as usize {
-                        cols[j * n + indices[k] as usize] += data[k];
-                    }
-                }
-            })?)
-        }
+        Features::SparseCsc { .. } => err("internal: a sparse matrix is never densified here"),
     }
 }
 
@@ -260,14 +280,32 @@ pub fn pipeline(spec: &FitSpec, n: usize, seed: Option<u64>) -> Pipeline {
 /// Fits the estimator `spec` describes on `(x, y)` through the pipeline; `seed` replays
 /// the noise (tests, reproduction), `None` draws from the operating system. `y` holds
 /// labels in `{-1, +1}` for classification, the raw target for regression.
+/// A scipy sparse matrix goes to the pipeline as a sparse design (declared bounds only:
+/// the pipeline refuses private ranges on sparse data, saying why).
 pub fn fit(x: Features<'_>, y: &[f64], spec: &FitSpec, seed: Option<u64>) -> Result<FitReport> {
-    let design = design(x)?;
-    let n = design.n_samples();
+    let n = match x {
+        Features::Dense { n, .. } | Features::SparseCsc { n, .. } => n,
+    };
     if y.len() != n {
         return err(format!("X has {n} rows but y has {} values", y.len()));
     }
-    let data = Dataset::new(design, y.to_vec())?;
-    let report = pipeline(spec, n, seed).fit(&data)?;
+    let report = match x {
+        Features::SparseCsc {
+            data,
+            indices,
+            indptr,
+            n,
+            p,
+        } => {
+            empty_check(n, p)?;
+            let design = sparse_design(data, indices, indptr, n, p)?;
+            pipeline(spec, n, seed).fit(&Dataset::new(design, y.to_vec())?)?
+        }
+        Features::Dense { .. } => {
+            let design = design(x)?;
+            pipeline(spec, n, seed).fit(&Dataset::new(design, y.to_vec())?)?
+        }
+    };
     if let Some(i) = report
         .model
         .coefficients

@@ -88,16 +88,44 @@ mod bindings {
         finish(py, out)
     }
 
-    /// Fits on a scipy CSC matrix's buffers (read in place); returns
-    /// `(coef, intercept, report_json)`. The GIL is released while the solver runs.
+    /// A scipy index buffer in its own dtype (int32 or int64), borrowed.
+    enum IndexArray<'py> {
+        I32(PyReadonlyArray1<'py, i32>),
+        I64(PyReadonlyArray1<'py, i64>),
+    }
+
+    impl<'py> IndexArray<'py> {
+        fn new(a: &Bound<'py, PyAny>, name: &str) -> PyResult<Self> {
+            if let Ok(v) = a.extract::<PyReadonlyArray1<'py, i32>>() {
+                return Ok(Self::I32(v));
+            }
+            if let Ok(v) = a.extract::<PyReadonlyArray1<'py, i64>>() {
+                return Ok(Self::I64(v));
+            }
+            Err(PyTypeError::new_err(format!(
+                "{name} must be a 1-d int32 or int64 array"
+            )))
+        }
+        fn indices(&self) -> PyResult<backend::Indices<'_>> {
+            let contiguous = |_| PyTypeError::new_err("sparse buffers must be contiguous");
+            Ok(match self {
+                Self::I32(v) => backend::Indices::I32(v.as_slice().map_err(contiguous)?),
+                Self::I64(v) => backend::Indices::I64(v.as_slice().map_err(contiguous)?),
+            })
+        }
+    }
+
+    /// Fits on a scipy CSC matrix's buffers (read in place, int32 or int64 indices, as
+    /// a sparse design: never densified); returns `(coef, intercept, report_json)`. The
+    /// GIL is released while the solver runs.
     #[pyfunction]
     #[pyo3(signature = (data, indices, indptr, n, p, y, spec, seed=None))]
     #[allow(clippy::too_many_arguments)]
     fn fit_sparse<'py>(
         py: Python<'py>,
         data: PyReadonlyArray1<'py, f64>,
-        indices: PyReadonlyArray1<'py, i64>,
-        indptr: PyReadonlyArray1<'py, i64>,
+        indices: &Bound<'py, PyAny>,
+        indptr: &Bound<'py, PyAny>,
         n: usize,
         p: usize,
         y: PyReadonlyArray1<'py, f64>,
@@ -106,10 +134,14 @@ mod bindings {
     ) -> PyResult<(Bound<'py, PyArray1<f64>>, f64, String)> {
         let spec = parse_spec(spec)?;
         let contiguous = |_| PyTypeError::new_err("sparse buffers must be contiguous");
+        let (indices, indptr) = (
+            IndexArray::new(indices, "indices")?,
+            IndexArray::new(indptr, "indptr")?,
+        );
         let features = Features::SparseCsc {
             data: data.as_slice().map_err(contiguous)?,
-            indices: indices.as_slice().map_err(contiguous)?,
-            indptr: indptr.as_slice().map_err(contiguous)?,
+            indices: indices.indices()?,
+            indptr: indptr.indices()?,
             n,
             p,
         };

@@ -126,16 +126,88 @@ fn the_backend_is_the_library_fit_and_matches_the_recorded_one() {
     assert_eq!(file["intercept_bits"], recorded["intercept_bits"]);
 }
 
-/// A large fit (past [`backend::TWO_THREADS_FROM_ROWS`], so the default splits each
-/// step's sweep in two): the C-ordered and the Fortran-ordered copies of the same array
-/// give the same bits, and both equal the pipeline's own fit with `threads(2)` on the
-/// design built the library's plain way (`from_row_major`: no tiled transpose, no
-/// deferred rows). The seed replays the fit on any machine: the count comes from `n`.
+/// A scipy sparse matrix reaches the pipeline as a sparse design, read from its CSC
+/// buffers (int32 or int64 indices): the backend's fit is the pipeline's fit on
+/// `SparseDesign` bit for bit, and never a densified copy.
 #[test]
-fn a_large_fit_is_the_same_from_either_layout_and_equals_the_two_thread_pipeline_fit() {
-    let (n, p) = (backend::TWO_THREADS_FROM_ROWS + 37, 3);
-    assert_eq!(backend::default_threads(n), 2);
-    assert_eq!(backend::default_threads(n - 38), 1);
+fn a_sparse_backend_fit_is_the_library_sparse_fit() {
+    use dp_erm_python::backend::Indices;
+    use dp_models::{Design, SparseDesign};
+    let (mut x, y, n, p) = breast_cancer();
+    // Half of the values to 0 (below each column's median), as a sparse matrix holds.
+    for j in 0..p {
+        let mut col: Vec<f64> = (0..n).map(|i| x[i * p + j]).collect();
+        col.sort_by(f64::total_cmp);
+        let median = col[n / 2];
+        for i in 0..n {
+            if x[i * p + j] < median {
+                x[i * p + j] = 0.0;
+            }
+        }
+    }
+    let sparse = SparseDesign::from_dense(&DenseDesign::from_row_major(n, p, &x).unwrap());
+    // CSC buffers as scipy holds them.
+    let (mut data, mut idx, mut ptr) = (Vec::new(), Vec::new(), vec![0i64]);
+    for j in 0..p {
+        sparse.for_each_in_col(j, |i, v| {
+            data.push(v);
+            idx.push(i as i64);
+        });
+        ptr.push(data.len() as i64);
+    }
+    let (idx32, ptr32): (Vec<i32>, Vec<i32>) = (
+        idx.iter().map(|&v| v as i32).collect(),
+        ptr.iter().map(|&v| v as i32).collect(),
+    );
+    let mut spec = spec(&x, n, p);
+    // Ranges that hold 0, as a sparse design needs.
+    spec.feature_ranges = Some(
+        ranges(&x, n, p)
+            .into_iter()
+            .map(|(lo, hi)| (lo.min(0.0), hi.max(0.0)))
+            .collect(),
+    );
+    let direct = dp_erm_python::backend::pipeline(&spec, n, Some(SEED))
+        .fit(&Dataset::new(sparse, y.clone()).unwrap())
+        .unwrap();
+    for (indices, indptr) in [
+        (Indices::I64(&idx), Indices::I64(&ptr)),
+        (Indices::I32(&idx32), Indices::I32(&ptr32)),
+    ] {
+        let features = Features::SparseCsc {
+            data: &data,
+            indices,
+            indptr,
+            n,
+            p,
+        };
+        let out = backend::fit(features, &y, &spec, Some(SEED)).unwrap();
+        assert_eq!(direct.model, out.model);
+    }
+    // Private ranges are refused on sparse data, with the library's reason.
+    spec.feature_ranges = None;
+    let features = Features::SparseCsc {
+        data: &data,
+        indices: Indices::I64(&idx),
+        indptr: Indices::I64(&ptr),
+        n,
+        p,
+    };
+    let err = backend::fit(features, &y, &spec, Some(SEED)).unwrap_err();
+    assert!(
+        err.0.contains("private feature ranges need dense data"),
+        "{err}"
+    );
+}
+
+/// A large fit with two threads (`n_jobs=2`; long enough columns for the paired sweep):
+/// the C-ordered and the Fortran-ordered copies of the same array give the same bits,
+/// and both equal the pipeline's own fit with `threads(2)` on the design built the
+/// library's plain way (`from_row_major`: no tiled transpose, no deferred rows).
+#[test]
+fn a_two_thread_fit_is_the_same_from_either_layout_and_equals_the_pipeline_fit() {
+    let (n, p) = (70_037, 3);
+    assert_eq!(backend::default_threads(n), 1);
     // Deterministic pseudo-data (no RNG needed): a smooth mix of sines.
     let x: Vec<f64> = (0..n * p)
         .map(|k| ((k as f64) * 0.618_034).sin() * 1.5)
@@ -158,6 +230,7 @@ fn a_large_fit_is_the_same_from_either_layout_and_equals_the_two_thread_pipeline
     let mut spec = spec(&x, n, p);
     spec.feature_ranges = Some(vec![(-1.0, 1.0); p]); // values beyond are clipped
     spec.passes = Some(3);
+    spec.threads = Some(2);
     let c = backend::fit(
         Features::Dense {
             values: &x,
@@ -202,9 +275,9 @@ fn a_large_fit_is_the_same_from_either_layout_and_equals_the_two_thread_pipeline
         bits(&c.model.coefficients)
     );
     assert_eq!(direct.model, c.model);
-    // And the explicit count is honoured: one thread gives other last bits (the sums
-    // are added in another order), so the default really took two.
-    spec.threads = Some(1);
+    // And the count is honoured: one thread (the default) gives other last bits (the
+    // sums are added in another order).
+    spec.threads = None;
     let one = backend::fit(
         Features::Dense {
             values: &x,

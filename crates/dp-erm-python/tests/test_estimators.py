@@ -104,33 +104,86 @@ def test_c_and_fortran_order_and_pandas_give_the_same_fit():
     assert np.array_equal(c.predict(df), a.predict(X))
 
 
-def test_a_large_fit_splits_its_sweeps_in_two_and_replays_from_either_layout():
-    # From 65,536 rows on, n_jobs=None splits each step's sweep in two (a rule on the
-    # public n, not on the machine): the seed replays it from a C- or a Fortran-ordered
-    # array, bit for bit, and n_jobs=2 is the same fit; n_jobs=1 adds the sums in
-    # another order (other last bits).
+def test_a_two_thread_fit_replays_from_either_layout():
+    # n_jobs=2 splits each step's sweep in two fixed pieces: the seed replays it from a
+    # C- or a Fortran-ordered array, bit for bit; the default (one thread) adds the sums
+    # in another order (other last bits).
     X, y = _binary(70_000, 3, seed=4)
     kw = dict(bounds_X=(-1, 1), random_state=9, passes=2)
-    a = DPLogisticRegression(**kw).fit(np.ascontiguousarray(X), y)
-    b = DPLogisticRegression(**kw).fit(np.asfortranarray(X), y)
-    two = DPLogisticRegression(n_jobs=2, **kw).fit(X, y)
+    a = DPLogisticRegression(n_jobs=2, **kw).fit(np.ascontiguousarray(X), y)
+    b = DPLogisticRegression(n_jobs=2, **kw).fit(np.asfortranarray(X), y)
     one = DPLogisticRegression(n_jobs=1, **kw).fit(X, y)
+    default = DPLogisticRegression(**kw).fit(np.asfortranarray(X), y)
     assert np.array_equal(a.coef_, b.coef_) and a.intercept_ == b.intercept_
-    assert np.array_equal(a.coef_, two.coef_)
+    assert np.array_equal(default.coef_, one.coef_)
     assert not np.array_equal(a.coef_, one.coef_)
     assert a.score(X, y) > 0.8
 
 
 def test_sparse_input():
+    """A scipy sparse fit goes to the library's sparse design (never densified). It is
+    the dense fit of the same matrix up to rounding, not bit for bit: the dense column
+    kernels sum in four SIMD partial sums, the sparse ones sequentially over the stored
+    entries. Same seed: same noise, plan and guarantee; a seeded sparse fit reproduces
+    itself bit for bit from CSC or CSR, with int32 or int64 indices."""
     X, y = _binary(3000)
     X[np.abs(X) < 0.5] = 0.0
     kw = dict(bounds_X=(-1, 1), random_state=2, epsilon=2.0)
     dense = DPLogisticRegression(**kw).fit(X, y)
-    for conv in (sp.csc_matrix, sp.csr_matrix):
-        s = DPLogisticRegression(**kw).fit(conv(X), y)
-        # The pipeline takes dense data: the same fit exactly.
-        assert np.array_equal(s.coef_, dense.coef_)
-        assert np.array_equal(s.predict(conv(X)), s.predict(X))
+    csc = sp.csc_matrix(X)
+    assert csc.indices.dtype == np.int32
+    ref = DPLogisticRegression(**kw).fit(csc, y)
+    np.testing.assert_allclose(ref.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(ref.intercept_, dense.intercept_, rtol=1e-9, atol=1e-12)
+    assert ref.epsilon_ == dense.epsilon_ and ref.ledger_ == dense.ledger_
+    wide = sp.csc_matrix(X)
+    wide.indices = wide.indices.astype(np.int64)
+    wide.indptr = wide.indptr.astype(np.int64)
+    for Xs in (sp.csr_matrix(X), wide, sp.csc_array(X)):
+        s = DPLogisticRegression(**kw).fit(Xs, y)
+        assert np.array_equal(s.coef_, ref.coef_) and np.array_equal(s.intercept_, ref.intercept_)
+        assert np.array_equal(s.predict(Xs), s.predict(X))
+        np.testing.assert_allclose(
+            s.decision_function(Xs), s.decision_function(X), rtol=1e-12, atol=1e-12
+        )
+    # Regression too.
+    Xr, yr = _regression(2000)
+    Xr[np.abs(Xr) < 0.3] = 0.0
+    rkw = dict(bounds_X=(-1, 1), bounds_y=(-3, 4), random_state=5)
+    a = DPLasso(**rkw).fit(Xr, yr)
+    b = DPLasso(**rkw).fit(sp.csr_matrix(Xr), yr)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-9, atol=1e-12)
+
+
+def test_sparse_input_needs_declared_bounds_holding_zero():
+    X, y = _binary(500)
+    X[np.abs(X) < 0.5] = 0.0
+    with pytest.warns(dp_erm.PrivateBoundsWarning):
+        with pytest.raises(ValueError, match="private feature ranges need dense data"):
+            DPLogisticRegression(random_state=0).fit(sp.csr_matrix(X), y)
+    with pytest.raises(ValueError, match="must contain 0"):
+        DPLogisticRegression(bounds_X=(0.1, 1), random_state=0).fit(sp.csr_matrix(X), y)
+    # A model fitted on dense data with ranges that exclude 0 predicts on sparse rows
+    # as on dense ones (an absent value is 0, clipped to its range).
+    clf = DPLogisticRegression(bounds_X=(0.1, 1), random_state=0).fit(X, y)
+    np.testing.assert_allclose(
+        clf.decision_function(sp.csr_matrix(X)), clf.decision_function(X), rtol=1e-12, atol=1e-12
+    )
+
+
+def test_huge_sparse_fit_never_densifies():
+    """60,000 x 60,000 with three non-zeros per row: 28.8 GB if it were dense."""
+    n = p = 60_000
+    i = np.repeat(np.arange(n), 3)
+    a = (np.arange(n) * 7919 % 1000) / 500.0 - 1.0
+    sign = np.where(np.arange(n) % 3 == 0, 1.0, -1.0)
+    j = np.column_stack([np.arange(n) % p, (np.arange(n) * 31 + 7) % p, np.full(n, p - 1)]).ravel()
+    v = np.column_stack([a, np.full(n, 0.5), sign]).ravel()
+    X = sp.csr_matrix((v, (i, j)), shape=(n, p))
+    y = np.where(a + 0.3 * sign > 0, 1, 0)
+    clf = DPLogisticRegression(bounds_X=(-1, 1), passes=1, random_state=0).fit(X, y)
+    assert clf.coef_.shape == (1, p)
+    assert clf.predict(X).shape == (n,)
 
 
 def test_pickle_round_trip():
@@ -247,10 +300,16 @@ def test_accounting():
         acc.epsilon("gaussian", steps=10, delta=1e-5, sigma=1.0, accountant="optimal")
 
 
-def test_dp_scd_fits_no_intercept():
+def test_dp_scd_fits_a_penalised_intercept():
+    # Since issue 25 the pipeline gives DP-SCD an intercept: the coefficient of a
+    # constant column under the same L2 penalty (its dual needs an unweighted ridge).
     X, y = _binary(500)
-    with pytest.raises(ValueError, match="intercept"):
-        DPLogisticRegression(bounds_X=(-1, 1), algorithm="dp-scd").fit(X, y)
+    clf = DPLogisticRegression(bounds_X=(-1, 1), algorithm="dp-scd", random_state=0).fit(X, y)
+    assert np.isfinite(clf.intercept_[0])
+    assert "penalised" in clf.hyperparameters_["intercept_note"]
+    off = DPLogisticRegression(bounds_X=(-1, 1), algorithm="dp-scd", fit_intercept=False,
+                               random_state=0).fit(X, y)
+    assert off.intercept_[0] == 0.0
 
 
 def test_a_budget_too_small_for_the_data_raises_a_python_warning():

@@ -45,6 +45,7 @@
 //! ```
 
 pub mod bounds;
+pub mod design;
 pub mod error;
 pub mod pipeline;
 
@@ -53,6 +54,7 @@ pub use dp_models as models;
 pub use dp_optim as optim;
 
 pub use bounds::BoundGrid;
+pub use design::PipelineDesign;
 pub use dp_models::choice::{AnyDualLoss, AnyLoss, AnyPenalty, LossKind, PenaltyKind};
 pub use error::{PipelineError, Result};
 pub use pipeline::{

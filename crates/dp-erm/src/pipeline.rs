@@ -43,6 +43,7 @@
 use std::borrow::Cow;
 
 use crate::bounds::{private_bound_epsilon, private_range, BoundGrid};
+use crate::design::PipelineDesign;
 use crate::error::{invalid, PipelineError, Result};
 use dp_accounting::calibrate::Accountant;
 use dp_accounting::ledger::{Charge, Ledger};
@@ -51,15 +52,16 @@ use dp_models::choice::{AnyDualLoss, AnyLoss, AnyPenalty, LossKind, PenaltyKind}
 use dp_models::constants::Tagged;
 use dp_models::metrics::{accuracy, log_loss, mean_squared_error};
 use dp_models::split::train_test_split;
-use dp_models::{Dataset, DenseDesign, Design, Loss, L2};
+use dp_models::{Dataset, Design, Loss, L2};
 use dp_optim::auto::{
     constant_prediction, dp_gcd_defaults, dp_scd_defaults, dp_sgd_defaults, AlgorithmDefaults,
     PublicBounds,
 };
 use dp_optim::dp_gcd::{DpGcdParams, SelectionRule, Variant};
 use dp_optim::{
-    Accounting, Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams, DualNoise, FitWarning,
-    Fitted, GlobalSmoothness, Guarantee, LinearModel, SdcaParams, Smoothness, Solver,
+    with_intercept_column, Accounting, Adjacency, CdParams, DpCdParams, DpScdParams, DpSgdParams,
+    DualNoise, FitWarning, Fitted, GlobalSmoothness, Guarantee, LinearModel, RowSupport,
+    SdcaParams, Smoothness, Solver, SolverPlan,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -244,6 +246,8 @@ pub struct Pipeline {
     batch_size: Option<u64>,
     grid: BoundGrid,
     feature_names: Option<Vec<String>>,
+    normalize_rows: bool,
+    max_nonzeros: Option<usize>,
 }
 
 /// The hyperparameters the fit used, each with whether it was given or chosen.
@@ -284,6 +288,13 @@ pub struct Chosen {
     /// Warnings that follow from public quantities only (e.g. a budget too small for
     /// reliable private ranges).
     pub warnings: Vec<String>,
+    /// Whether every row was divided by its Euclidean norm first
+    /// ([`Pipeline::normalize_rows`]).
+    #[serde(default)]
+    pub normalize_rows: bool,
+    /// The declared support bound ([`Pipeline::max_nonzeros`]), if any.
+    #[serde(default)]
+    pub max_nonzeros: Option<usize>,
 }
 
 /// The privacy of the whole pipeline (see the module docs).
@@ -308,6 +319,10 @@ pub struct PipelineGuarantee {
     /// True when a bound or a constant was computed from the data without privacy (the
     /// caller opted in): the guarantee does not cover what it reveals.
     pub uses_non_private_inputs: bool,
+    /// The fit's public release plan (noise, sensitivities, number of releases, and with
+    /// [`Pipeline::max_nonzeros`] the releases charged per record).
+    #[serde(default)]
+    pub plan: Option<SolverPlan>,
 }
 
 /// The releasable model: predictions on **raw** data in the user's units.
@@ -338,6 +353,10 @@ pub struct PipelineModel {
     pub privacy: Option<PipelineGuarantee>,
     /// The solver's model on the scaled data (with its plan and ledger).
     pub scaled: LinearModel,
+    /// Every raw row is divided by its Euclidean norm before the clipping (as in the
+    /// fit, [`Pipeline::normalize_rows`]).
+    #[serde(default)]
+    pub normalize_rows: bool,
 }
 
 /// Quantities computed from the data **without privacy**: for the analyst, not for
@@ -354,6 +373,10 @@ pub struct Diagnostics {
     pub clipped_per_column: Vec<usize>,
     /// How many training targets were clipped (regression).
     pub target_clipped: Option<usize>,
+    /// With [`Pipeline::max_nonzeros`]: how many records had more non-zero features and
+    /// were projected onto their largest ones (training rows).
+    #[serde(default)]
+    pub projected_records: Option<usize>,
     /// Warnings (e.g. a column with more than 10 % of its values clipped).
     pub warnings: Vec<String>,
     /// Held-out scores: `accuracy`, `log_loss` (logistic) or `mse`, and the baseline
@@ -444,6 +467,8 @@ impl Pipeline {
             batch_size: None,
             grid: BoundGrid::default(),
             feature_names: None,
+            normalize_rows: false,
+            max_nonzeros: None,
         }
     }
     /// The per-sample loss.
@@ -527,6 +552,31 @@ impl Pipeline {
         self.grid = grid;
         self
     }
+    /// Divide every raw row by its Euclidean norm (zero rows unchanged) before anything
+    /// else, in the fit and in [`PipelineModel::predict`]. A map of each record alone
+    /// (it reads no other record), so replacing one record changes one normalised
+    /// record and the guarantee holds for the raw data. Afterwards every value is in
+    /// `[-1, 1]`: without [`Pipeline::feature_bounds`] the bounds are that public
+    /// `FeatureBounds::Uniform(1.0)`, and the solvers' row-norm bound follows from it
+    /// (DP-SCD / SDCA then need no division by `sqrt(p)`).
+    pub fn normalize_rows(mut self, on: bool) -> Self {
+        self.normalize_rows = on;
+        self
+    }
+    /// A declared public support bound: every record has at most `k` non-zero features
+    /// (chosen without looking at the data; e.g. the numeric columns plus one per
+    /// one-hot encoded column). DP-CD only: each pass is charged as the `k` releases one
+    /// record can move (the intercept column counts as one more) instead of all `p`,
+    /// and the coordinates are visited in a fresh permutation per pass
+    /// (`dp_optim::support`). A record with more non-zeros keeps its `k` largest in
+    /// magnitude after the clipping and scaling (a fixed map of each record, so the
+    /// accounting holds for the projected data; how many were projected is a
+    /// non-private count in [`Diagnostics::projected_records`]). The columns are not
+    /// centred (centring would fill every row). Prediction does not project.
+    pub fn max_nonzeros(mut self, k: usize) -> Self {
+        self.max_nonzeros = Some(k);
+        self
+    }
 
     fn loss_kind(&self) -> Result<LossKind> {
         let loss = self.loss.unwrap_or(match self.task {
@@ -553,8 +603,10 @@ impl Pipeline {
         Ok(loss)
     }
 
-    /// Runs the pipeline on raw `data` (dense; labels `{-1, +1}` for classification).
-    pub fn fit(&self, data: &Dataset<DenseDesign>) -> Result<FitReport> {
+    /// Runs the pipeline on raw `data` (labels `{-1, +1}` for classification), dense
+    /// ([`dp_models::DenseDesign`]) or sparse ([`dp_models::SparseDesign`]: zeros stay
+    /// zeros, declared bounds only; see [`crate::design`]).
+    pub fn fit<D: PipelineDesign>(&self, data: &Dataset<D>) -> Result<FitReport> {
         let loss_kind = self.loss_kind()?;
         let private = self.algorithm.is_private();
         let (epsilon, delta) = match (private, self.epsilon, self.delta) {
@@ -585,14 +637,54 @@ impl Pipeline {
             return Err(invalid("threads", 0, "must be at least 1"));
         }
         self.grid.check()?;
-        let fb = self.feature_bounds.clone().ok_or_else(|| {
-            PipelineError::Missing(
-                "feature_bounds: declare them (FeatureBounds::Uniform / PerColumn, chosen \
-                 without looking at the data), estimate them privately \
-                 (FeatureBounds::private()), or opt in to FeatureBounds::NonPrivateFromData"
-                    .into(),
+        let fb = match (self.feature_bounds.clone(), self.normalize_rows) {
+            (Some(b), _) => b,
+            // Normalised rows have every value in [-1, 1]: a public bound.
+            (None, true) => FeatureBounds::Uniform(1.0),
+            (None, false) => {
+                return Err(PipelineError::Missing(
+                    "feature_bounds: declare them (FeatureBounds::Uniform / PerColumn, chosen \
+                     without looking at the data), estimate them privately \
+                     (FeatureBounds::private()), or opt in to FeatureBounds::NonPrivateFromData"
+                        .into(),
+                ))
+            }
+        };
+        if D::SPARSE
+            && matches!(
+                fb,
+                FeatureBounds::Private { .. } | FeatureBounds::PrivateAuto
             )
-        })?;
+        {
+            return Err(PipelineError::Unsupported(
+                "private feature ranges need dense data: each range is a private median and \
+                 spread of its column, and a sparse column, mostly zeros, has median 0 and \
+                 spread 0, so the released range would clip every non-zero value to the \
+                 grid's smallest interval and the feature would vanish from the fit. Declare \
+                 public bounds (FeatureBounds::Uniform / PerColumn / Ranges containing 0, \
+                 chosen without looking at the data), or normalise the rows \
+                 (normalize_rows: every value is then in [-1, 1])"
+                    .into(),
+            ));
+        }
+        let support = match self.max_nonzeros {
+            None => None,
+            Some(0) => {
+                return Err(invalid(
+                    "max_nonzeros",
+                    0,
+                    "a record must be allowed at least one non-zero feature",
+                ))
+            }
+            Some(_) if self.algorithm != Algorithm::DpCd => {
+                return Err(PipelineError::Unsupported(format!(
+                    "max_nonzeros applies to dp-cd only (its accounting is per coordinate \
+                     release), not {}",
+                    self.algorithm.as_str()
+                )))
+            }
+            Some(k) => Some(k),
+        };
         let tb = match (self.task, &self.target_bound) {
             (Task::Regression, None) => {
                 return Err(PipelineError::Missing(
@@ -621,6 +713,26 @@ impl Pipeline {
         if let Some(names) = &self.feature_names {
             check_len("feature names", names.len(), p)?;
         }
+        // The support bound the solver charges: the intercept column is one more
+        // non-zero in every record.
+        let support = match support {
+            Some(k) => Some(k.checked_add(usize::from(intercept)).ok_or_else(|| {
+                invalid(
+                    "max_nonzeros",
+                    k,
+                    "with an intercept the bound is k + 1 (the intercept column), which overflows",
+                )
+            })?),
+            None => None,
+        };
+        // 0. Row normalisation, record by record (before the split: each row alone).
+        let normalized;
+        let data = if self.normalize_rows {
+            normalized = Dataset::new(data.x().normalized_rows()?, data.y().to_vec())?;
+            &normalized
+        } else {
+            data
+        };
         let mut rng = match self.seed {
             Some(s) => ChaCha20Rng::seed_from_u64(s),
             None => ChaCha20Rng::from_os_rng(),
@@ -681,18 +793,43 @@ impl Pipeline {
                 for &r in v {
                     check_range("feature range", r)?;
                 }
+                if D::SPARSE {
+                    if let Some(j) = v.iter().position(|&(lo, hi)| lo > 0.0 || hi < 0.0) {
+                        return Err(invalid(
+                            "feature range",
+                            format!("[{}, {}] (feature {j})", v[j].0, v[j].1),
+                            "a sparse design's ranges must contain 0 (clipping to a range \
+                             without 0 would make every absent feature present)",
+                        ));
+                    }
+                }
                 (v.clone(), BoundSource::Declared)
             }
             FeatureBounds::Private { .. } | FeatureBounds::PrivateAuto => {
                 let e = pre.feature_epsilon.expect("planned above");
                 let mut out = Vec::with_capacity(p);
                 for j in 0..p {
-                    out.push(private_range(train.x().col(j), e, &self.grid, &mut rng)?);
+                    out.push(private_range(
+                        &train.x().column_values(j),
+                        e,
+                        &self.grid,
+                        &mut rng,
+                    )?);
                 }
                 (out, BoundSource::Private)
             }
             FeatureBounds::NonPrivateFromData => (
-                (0..p).map(|j| data_range(train.x().col(j))).collect(),
+                (0..p)
+                    .map(|j| {
+                        let (lo, hi) = data_range(&train.x().column_values(j));
+                        // A sparse design's zeros stay zeros: the range holds 0.
+                        if D::SPARSE {
+                            (lo.min(0.0), hi.max(0.0))
+                        } else {
+                            (lo, hi)
+                        }
+                    })
+                    .collect(),
                 BoundSource::NonPrivate,
             ),
         };
@@ -718,61 +855,91 @@ impl Pipeline {
             }
         };
         // Centre and half-width of each range: centred only with an intercept (without
-        // one, centring would hide an offset in the model), else [-max|.|, max|.|].
-        let centre_scale = |(lo, hi): (f64, f64)| -> (f64, f64) {
-            if intercept {
+        // one, centring would hide an offset in the model), else [-max|.|, max|.|]. The
+        // features of a sparse design, or under a support bound, are never centred
+        // (centring would fill every row; the intercept column takes the offset).
+        let centre_features = intercept && !D::SPARSE && support.is_none();
+        let centre_scale = |(lo, hi): (f64, f64), centre: bool| -> (f64, f64) {
+            if centre {
                 ((lo + hi) / 2.0, (hi - lo) / 2.0)
             } else {
                 (0.0, lo.abs().max(hi.abs()))
             }
         };
+        let (centres, mut scales): (Vec<f64>, Vec<f64>) = feature_ranges
+            .iter()
+            .map(|&r| centre_scale(r, centre_features))
+            .unzip();
+        // A public bound on the scaled rows' Euclidean norm: sqrt(p) from the entries in
+        // [-1, 1]; after row normalisation, with every range holding 0 and no centring,
+        // also 1 / min_j s_j (|clamp(x_j)| <= |x_j| and ||x|| <= 1).
+        let normalised_norm = (self.normalize_rows
+            && centres.iter().all(|&c| c == 0.0)
+            && feature_ranges
+                .iter()
+                .all(|&(lo, hi)| lo <= 0.0 && hi >= 0.0))
+        .then(|| 1.0 / scales.iter().copied().fold(f64::INFINITY, f64::min));
 
         // 3. Clip and scale, record by record. The dual algorithms need rows of L2 norm
         // <= 1: each scaled feature, and their constant intercept column, is further
-        // divided by sqrt(p + 1) (sqrt(p) without an intercept; public).
+        // divided by sqrt(p + 1) (sqrt(p) without an intercept; public), or by
+        // sqrt(R^2 + 1) with the smaller row-norm bound R of normalised rows.
         let row_scale = if self.algorithm.is_dual() {
-            ((p + usize::from(intercept)) as f64).sqrt()
+            match normalised_norm {
+                Some(r) if r * r < p as f64 => (r * r + f64::from(u8::from(intercept))).sqrt(),
+                _ => ((p + usize::from(intercept)) as f64).sqrt(),
+            }
         } else {
             1.0
         };
-        let (centres, scales): (Vec<f64>, Vec<f64>) = feature_ranges
-            .iter()
-            .map(|&r| {
-                let (c, s) = centre_scale(r);
-                (c, s * row_scale)
-            })
-            .unzip();
+        scales.iter_mut().for_each(|s| *s *= row_scale);
         let dual_intercept = self.algorithm.is_dual() && intercept;
-        let mut clipped_per_column = vec![0usize; p];
-        // The scaled columns, written straight into the design's buffer, followed by the
-        // intercept's constant column when there is one (the solver fits it as one more
-        // coordinate: `with_intercept_column`, without its copy of the design). The
-        // row-major copy is built only if a row-wise solver (DP-SGD, DP-SCD) asks for it.
-        let q = p + usize::from(intercept);
-        let x = DenseDesign::from_col_major_with(n, q, |cols| {
-            let (scaled, ones) = cols.split_at_mut(n * p);
-            for (j, out) in scaled.chunks_exact_mut(n).enumerate() {
-                let ((lo, hi), c, s) = (feature_ranges[j], centres[j], scales[j]);
-                let mut k = 0usize;
-                for (o, &v) in out.iter_mut().zip(train.x().col(j)) {
-                    if v < lo || v > hi {
-                        k += 1;
-                    }
-                    *o = (v.clamp(lo, hi) - c) / s;
-                }
-                clipped_per_column[j] = k;
+        // The scaled columns followed by the intercept's constant column when there is
+        // one (the solver fits it as one more coordinate): 1, or 1 / row_scale for the
+        // dual algorithms (their rows, this column included, must have L2 norm <= 1).
+        // Under a support bound the column is appended after the projection (the
+        // intercept is one more non-zero of every record, never projected away).
+        let constant = intercept.then_some(if self.algorithm.is_dual() {
+            1.0 / row_scale
+        } else {
+            1.0
+        });
+        let (x, clipped_per_column, projected_records) = match self.max_nonzeros {
+            Some(k) => {
+                let (mut x, clipped) =
+                    train
+                        .x()
+                        .clip_and_scale(&feature_ranges, &centres, &scales, None)?;
+                // The declared support bound: a record with more non-zeros keeps its
+                // largest (a fixed map of each record; dp_optim::support).
+                let projected = RowSupport::AtMost(k).project(&mut x)?;
+                let x = if intercept {
+                    // DP-CD only (checked above): the constant is 1.
+                    with_intercept_column(&Dataset::new(x, vec![0.0; n])?)?
+                        .into_parts()
+                        .0
+                } else {
+                    x
+                };
+                (x, clipped, Some(projected))
             }
-            // The intercept's column: 1, or 1 / row_scale for the dual algorithms (their
-            // rows, this column included, must have L2 norm <= 1).
-            ones.fill(if self.algorithm.is_dual() {
-                1.0 / row_scale
-            } else {
-                1.0
-            });
-        })?;
+            None => {
+                let (x, clipped) =
+                    train
+                        .x()
+                        .clip_and_scale(&feature_ranges, &centres, &scales, constant)?;
+                (x, clipped, None)
+            }
+        };
+        let shape = ScaledShape {
+            row_scale,
+            row_norm: normalised_norm.map(|r| r.min((p as f64).sqrt()) / row_scale),
+            support,
+            intercept,
+        };
         let (target_cs, y, target_clipped) = match target {
             Some(((lo, hi), _)) => {
-                let (c, s) = centre_scale((lo, hi));
+                let (c, s) = centre_scale((lo, hi), intercept);
                 let k = train.y().iter().filter(|&&v| v < lo || v > hi).count();
                 (
                     Some((c, s)),
@@ -820,8 +987,9 @@ impl Pipeline {
             w
         });
         let penalty = AnyPenalty::from_kind(self.penalty, self.lambda, weights)?;
-        let (fitted, chosen, mut fit_warnings) =
-            self.run_solver(loss, penalty, &fit_data, fit_eps, fit_delta, &mut rng)?;
+        let (fitted, chosen, mut fit_warnings) = self.run_solver(
+            loss, penalty, &fit_data, fit_eps, fit_delta, &mut rng, &shape,
+        )?;
         fit_warnings.extend(fitted.diagnostics.warnings.iter().cloned());
         let mut chosen = chosen;
         // The solver's own warnings (e.g. `SmoothnessFloored`) travel with the rules'.
@@ -844,6 +1012,8 @@ impl Pipeline {
         chosen.fit_budget = private.then_some((fit_eps, fit_delta));
         chosen.feature_share = feat_share;
         chosen.target_share = tgt_share;
+        chosen.normalize_rows = self.normalize_rows;
+        chosen.max_nonzeros = self.max_nonzeros;
         // Reliability of the private ranges, from public quantities: the exponential
         // mechanism picks a candidate near the median with high probability when
         // eps n / 4 clearly exceeds ln(#candidates) (McSherry & Talwar 2007, Thm 8).
@@ -921,6 +1091,7 @@ impl Pipeline {
                     ledger,
                     uses_non_private_inputs: non_private_inputs
                         || report.uses_non_private_constants,
+                    plan: Some(report.plan.clone()),
                 })
             }
             None => None,
@@ -951,6 +1122,7 @@ impl Pipeline {
             intercept: scaled_model.intercept.map(|b| sy * (b - offset) + cy),
             privacy,
             scaled: scaled_model,
+            normalize_rows: self.normalize_rows,
         };
         if model
             .coefficients
@@ -1003,6 +1175,7 @@ impl Pipeline {
             n_test: test.as_ref().map_or(0, |t| t.n_samples()),
             clipped_per_column,
             target_clipped,
+            projected_records,
             warnings,
             scores,
             objective: fitted.diagnostics.objective,
@@ -1056,14 +1229,15 @@ impl Pipeline {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn run_solver(
+    fn run_solver<D: PipelineDesign>(
         &self,
         loss: AnyLoss,
         penalty: AnyPenalty,
-        data: &Dataset<DenseDesign>,
+        data: &Dataset<D>,
         eps: f64,
         delta: f64,
         rng: &mut ChaCha20Rng,
+        shape: &ScaledShape,
     ) -> Result<(Fitted, Chosen, Vec<FitWarning>)> {
         let q = data.n_features();
         let n = data.n_samples();
@@ -1100,6 +1274,8 @@ impl Pipeline {
             feature_share: None,
             target_share: None,
             warnings: Vec::new(),
+            normalize_rows: false,
+            max_nonzeros: None,
         };
         // The scaled features are in [-1, 1], the intercept column is 1: public M_j = c.
         let need_c = || {
@@ -1125,7 +1301,20 @@ impl Pipeline {
             }
             Algorithm::DpCd => {
                 let c = need_c()?;
-                let bounds = PublicBounds::uniform(q, 1.0);
+                let mut bounds = PublicBounds::uniform(q, 1.0);
+                if let Some(r) = shape.row_norm {
+                    // The intercept column adds 1 to the squared norm.
+                    bounds = bounds.with_row_norm(if shape.intercept {
+                        (r * r + 1.0).sqrt()
+                    } else {
+                        r
+                    });
+                }
+                // A declared support bound scales the passes rule (sqrt(p / k)) and sets
+                // the permutation order and the per-record charge.
+                if let Some(k) = shape.support {
+                    bounds = bounds.with_row_support(RowSupport::AtMost(k));
+                }
                 let (params, rules) =
                     DpCdParams::defaults_for(loss, penalty, eps, delta, &bounds, n, q)?;
                 chosen.passes = self.passes.unwrap_or(rules.passes);
@@ -1239,8 +1428,9 @@ impl Pipeline {
                 let dual = AnyDualLoss::from_kind(loss.kind())?;
                 let b = if self.algorithm == Algorithm::DpScd {
                     // Rows of norm <= 1 (each scaled entry, the intercept column
-                    // included, divided by sqrt(q)).
-                    let p = (q as f64).sqrt();
+                    // included, divided by the row-norm bound: sqrt(q), or less after
+                    // row normalisation).
+                    let p = shape.row_scale;
                     let bounds = PublicBounds::uniform(q, 1.0 / p).with_row_norm(1.0);
                     let rules = dp_scd_defaults(&loss, lambda, eps, delta, &bounds, n, q)?;
                     self.take_rules(&mut chosen, &mut warnings, "dp_scd_defaults", &rules, q);
@@ -1557,11 +1747,24 @@ fn plan_preprocessing(
     Ok(plan)
 }
 
+/// What the solver needs to know about the scaled design (all public).
+struct ScaledShape {
+    /// Each scaled feature was further divided by this (the dual algorithms; else 1).
+    row_scale: f64,
+    /// A bound on the scaled rows' Euclidean norm (without the intercept column) when
+    /// it is below the `sqrt(p)` that the entries in `[-1, 1]` give (normalised rows).
+    row_norm: Option<f64>,
+    /// The support bound the solver charges (intercept column included).
+    support: Option<usize>,
+    /// Whether the design has the intercept column (last).
+    intercept: bool,
+}
+
 /// Non-private held-out scores with their baselines.
-fn score(
+fn score<D: Design>(
     model: &PipelineModel,
-    train: &Dataset<DenseDesign>,
-    test: &Dataset<DenseDesign>,
+    train: &Dataset<D>,
+    test: &Dataset<D>,
 ) -> Result<Vec<(String, f64)>> {
     let z = model.decision_function(test.x())?;
     let y = test.y();
@@ -1607,25 +1810,80 @@ impl PipelineModel {
             ))));
         }
         let mut z = vec![self.intercept.unwrap_or(0.0); x.n_samples()];
+        if x.nnz() < x.n_samples() * p {
+            return self.sparse_decision(x, z);
+        }
         let mut row = vec![0.0; p];
         for (i, zi) in z.iter_mut().enumerate() {
             row.iter_mut().for_each(|v| *v = 0.0);
             x.for_each_in_row(i, |j, v| row[j] = v);
-            for (j, ((&v, &(lo, hi)), &w)) in row
-                .iter()
-                .zip(&self.feature_ranges)
-                .zip(&self.coefficients)
-                .enumerate()
+            if let Some(j) = row.iter().position(|v| !v.is_finite()) {
+                return Err(PipelineError::Model(dp_models::ModelError::NonFinite {
+                    what: "design",
+                    location: format!("row {i}, column {j}"),
+                    value: row[j],
+                }));
+            }
+            if self.normalize_rows {
+                // As in the fit (dp_models::preprocess::normalize_rows).
+                let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+                let s = if norm > 0.0 { 1.0 / norm } else { 1.0 };
+                row.iter_mut().for_each(|v| *v *= s);
+            }
+            for ((&v, &(lo, hi)), &w) in
+                row.iter().zip(&self.feature_ranges).zip(&self.coefficients)
             {
-                if !v.is_finite() {
-                    return Err(PipelineError::Model(dp_models::ModelError::NonFinite {
-                        what: "design",
-                        location: format!("row {i}, column {j}"),
-                        value: v,
-                    }));
-                }
                 *zi += w * v.clamp(lo, hi);
             }
+        }
+        Ok(z)
+    }
+    /// [`PipelineModel::decision_function`] on a design that does not store every
+    /// value: a pass over the stored entries of each row only (no dense row of `p`).
+    /// An absent value is 0, clipped to `clamp(0, lo_j, hi_j)`; their part of every
+    /// row's sum is one constant, and each stored entry adds its difference from it.
+    /// When every range holds 0 (a model fitted on sparse data) the constant is 0 and
+    /// the sum is the dense one, term for term.
+    fn sparse_decision<D: Design>(&self, x: &D, mut z: Vec<f64>) -> Result<Vec<f64>> {
+        let zero: Vec<f64> = self
+            .feature_ranges
+            .iter()
+            .map(|&(lo, hi)| 0.0f64.clamp(lo, hi))
+            .collect();
+        let base: f64 = zero
+            .iter()
+            .zip(&self.coefficients)
+            .map(|(c, w)| w * c)
+            .sum();
+        for (i, zi) in z.iter_mut().enumerate() {
+            let mut bad = None;
+            let mut sq = 0.0;
+            x.for_each_in_row(i, |j, v| {
+                if !v.is_finite() && bad.is_none() {
+                    bad = Some((j, v));
+                }
+                sq += v * v;
+            });
+            if let Some((j, v)) = bad {
+                return Err(PipelineError::Model(dp_models::ModelError::NonFinite {
+                    what: "design",
+                    location: format!("row {i}, column {j}"),
+                    value: v,
+                }));
+            }
+            // As in the fit (dp_models::preprocess::normalize_rows).
+            let s = if self.normalize_rows && sq > 0.0 {
+                1.0 / sq.sqrt()
+            } else {
+                1.0
+            };
+            let mut acc = *zi + base;
+            x.for_each_in_row(i, |j, v| {
+                let (lo, hi) = self.feature_ranges[j];
+                let v = if self.normalize_rows { v * s } else { v };
+                acc += self.coefficients[j] * (v.clamp(lo, hi) - zero[j]);
+            });
+            *zi = acc;
         }
         Ok(z)
     }

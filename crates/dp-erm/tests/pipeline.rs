@@ -482,4 +482,22 @@ fn dp_scd_through_the_pipeline_beats_the_majority_class_and_the_mean_at_eps_5() 
         "mse {mse}, the mean's {base}: ratio {}",
         mse / base
     );
+    // At eps 0.1 (where it was an error: the moments accountant could not calibrate)
+    // it returns a model, and one that says the budget is too small for the data.
+    use dp_erm::optim::FitWarning;
+    let r = Pipeline::new(Task::Classification, Algorithm::DpScd)
+        .privacy(0.1, 1e-5)
+        .penalty(PenaltyKind::L2, 1e-3)
+        .feature_bounds(FeatureBounds::private())
+        .test_fraction(0.2)
+        .seed(Some(0))
+        .fit(&bc)
+        .unwrap();
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| matches!(w, FitWarning::BudgetTooSmall { .. })),
+        "{:?}",
+        r.warnings
+    );
 }

@@ -14,7 +14,7 @@
 //! works on every builder.
 
 use crate::error::{positive, OptimError, Result};
-use crate::privacy::{charge_pre_spent, pre_spent_epsilon, remaining_epsilon};
+use crate::privacy::{charge_pre_spent, pre_spent_epsilon, remaining_epsilon, PreSpent};
 use dp_accounting::ledger::Ledger;
 use dp_accounting::Epsilon;
 use dp_models::constants::{
@@ -346,7 +346,15 @@ pub(crate) fn resolve_beta_private<D: Design, L: Loss + ?Sized>(
                 rng,
                 ledger,
             )?;
-            let cost = pre_spent_epsilon(&t.provenance) + bound_cost;
+            // The estimate is pure DP (its provenance records its epsilon).
+            let cost = match pre_spent_epsilon(&t.provenance) {
+                PreSpent::Pure(e) => e + bound_cost,
+                PreSpent::Gaussian => {
+                    return Err(OptimError::Unsupported(
+                        "internal: the private estimate of beta has no pure epsilon".into(),
+                    ))
+                }
+            };
             positive("global smoothness beta", t.value)?;
             Ok((t, cost, non_private))
         }
@@ -384,8 +392,12 @@ pub(crate) fn resolve_for_twin<D: Design, L: Loss + ?Sized>(
 /// is not an add/remove one (releasing `n` is replace-one private for free).
 ///
 /// [`Provenance`]: dp_models::constants::Provenance
-fn refuse_pre_spent_under_add_remove(neighbours: Neighbours, cost: f64, what: &str) -> Result<()> {
-    if neighbours != Neighbours::ReplaceOne && cost != 0.0 {
+fn refuse_pre_spent_under_add_remove(
+    neighbours: Neighbours,
+    cost: PreSpent,
+    what: &str,
+) -> Result<()> {
+    if neighbours != Neighbours::ReplaceOne && !cost.is_free() {
         return Err(OptimError::Unsupported(format!(
             "under add/remove the {what} cannot be privately estimated before the fit: their \
              provenance records a cost but not the neighbouring relation it holds under; give \
@@ -531,7 +543,7 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
             failure_probability,
         } => {
             let mut non_private = false;
-            let mut bound_cost = 0.0;
+            let mut bound_cost = PreSpent::Pure(0.0);
             let fb = match feature_bounds {
                 Some(t) => {
                     non_private |= !t.is_private();
@@ -680,7 +692,7 @@ pub(crate) fn resolve_private_any<D: Design, L: Loss + ?Sized>(
     };
     let p = x.n_features();
     let mut non_private = false;
-    let mut bound_cost = 0.0;
+    let mut bound_cost = PreSpent::Pure(0.0);
     let fb = match feature_bounds {
         Some(t) => {
             non_private |= !t.is_private();

@@ -671,8 +671,11 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
         let spent = match self.smoothness.budget_fraction() {
             Some(fraction) => Some(fraction * self.privacy.epsilon.get()),
             None => {
-                let e = pre_spent_epsilon(&provenance);
-                charge_pre_spent(&mut Ledger::new(), e, "smoothness constants")?;
+                let e = charge_pre_spent(
+                    &mut Ledger::new(),
+                    pre_spent_epsilon(&provenance),
+                    "smoothness constants",
+                )?;
                 (e > 0.0).then_some(e)
             }
         };

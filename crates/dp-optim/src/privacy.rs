@@ -238,13 +238,55 @@ pub(crate) use privacy_setters;
 ///
 /// A value released by a Gaussian mechanism before the fit
 /// ([`Provenance::PrivatelyEstimatedGaussian`](dp_models::constants::Provenance)) has no
-/// pure epsilon: this returns NaN for it, which [`charge_pre_spent`] refuses with an
-/// error (never charged as 0).
-pub(crate) fn pre_spent_epsilon(provenance: &dp_models::constants::Provenance) -> f64 {
+/// pure epsilon: this returns [`PreSpent::Gaussian`] for it, which [`charge_pre_spent`]
+/// refuses with an error (never charged as 0).
+pub(crate) fn pre_spent_epsilon(provenance: &dp_models::constants::Provenance) -> PreSpent {
     match provenance {
-        dp_models::constants::Provenance::PrivatelyEstimated { epsilon } => epsilon.get(),
-        dp_models::constants::Provenance::PrivatelyEstimatedGaussian { .. } => f64::NAN,
-        _ => 0.0,
+        dp_models::constants::Provenance::PrivatelyEstimated { epsilon } => {
+            PreSpent::Pure(epsilon.get())
+        }
+        dp_models::constants::Provenance::PrivatelyEstimatedGaussian { .. } => PreSpent::Gaussian,
+        _ => PreSpent::Pure(0.0),
+    }
+}
+
+/// What something released before the fit cost: a pure epsilon (0: nothing), or a
+/// Gaussian release, whose cost has no pure epsilon (the sum of costs with a Gaussian
+/// one is Gaussian; it is refused where a pure cost is charged, never counted as 0).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum PreSpent {
+    /// Pure `epsilon`-DP (0: free).
+    Pure(f64),
+    /// Released by a Gaussian mechanism.
+    Gaussian,
+}
+
+impl PreSpent {
+    /// Nothing was spent.
+    pub(crate) fn is_free(self) -> bool {
+        self == PreSpent::Pure(0.0)
+    }
+}
+
+impl From<f64> for PreSpent {
+    fn from(epsilon: f64) -> Self {
+        PreSpent::Pure(epsilon)
+    }
+}
+
+impl std::ops::Add for PreSpent {
+    type Output = PreSpent;
+    fn add(self, other: PreSpent) -> PreSpent {
+        match (self, other) {
+            (PreSpent::Pure(a), PreSpent::Pure(b)) => PreSpent::Pure(a + b),
+            _ => PreSpent::Gaussian,
+        }
+    }
+}
+
+impl std::ops::AddAssign for PreSpent {
+    fn add_assign(&mut self, other: PreSpent) {
+        *self = *self + other;
     }
 }
 
@@ -253,23 +295,28 @@ pub(crate) fn pre_spent_epsilon(provenance: &dp_models::constants::Provenance) -
 ///
 /// Every provenance epsilon is finite and `>= 0` where it is created
 /// ([`dp_models::constants::SpentEpsilon`]), so sums of them are too; a negative or
-/// infinite `epsilon` reaching here anyway is refused (never charged as free budget).
+/// infinite `epsilon` reaching here anyway is refused (never charged as free budget), and
+/// so is a [`PreSpent::Gaussian`] cost.
 pub(crate) fn charge_pre_spent(
     ledger: &mut dp_accounting::ledger::Ledger,
-    epsilon: f64,
+    cost: impl Into<PreSpent>,
     what: &str,
 ) -> Result<f64> {
-    if epsilon < 0.0 || epsilon == f64::INFINITY {
+    let epsilon = match cost.into() {
+        PreSpent::Pure(epsilon) => epsilon,
+        PreSpent::Gaussian => {
+            return Err(OptimError::Unsupported(format!(
+                "the {what} were released by a Gaussian mechanism before the fit; their \
+                 cost is not a pure epsilon and cannot be charged as one: estimate them \
+                 inside the fit (Smoothness::PrivateGaussian) so that the Gaussian release \
+                 joins its ledger"
+            )))
+        }
+    };
+    if epsilon.is_nan() || epsilon < 0.0 || epsilon == f64::INFINITY {
         return Err(OptimError::Unsupported(format!(
             "the {what} carry a privacy cost of epsilon = {epsilon}, which is not finite and \
              >= 0"
-        )));
-    }
-    if epsilon.is_nan() {
-        return Err(OptimError::Unsupported(format!(
-            "the {what} were released by a Gaussian mechanism before the fit; their cost \
-             is not a pure epsilon and cannot be charged as one: estimate them inside the \
-             fit (Smoothness::PrivateGaussian) so that the Gaussian release joins its ledger"
         )));
     }
     if epsilon > 0.0 {

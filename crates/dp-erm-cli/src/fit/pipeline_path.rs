@@ -1,5 +1,8 @@
-//! `dp-erm fit` through the library pipeline (`dp_erm::Pipeline`): taken when
-//! `--feature-bound auto` or `--target-bound auto|Y` is given, on CSV input.
+//! `dp-erm fit` through the library pipeline (`dp_erm::Pipeline`): every fit. A CSV file
+//! is a dense design, a LIBSVM file a sparse one (`dp_models::SparseDesign`, kept
+//! sparse by the pipeline: declared bounds, no centring; `--feature-bound auto` is
+//! refused there, saying why). `--normalize-rows` and `--max-nonzeros` are pipeline
+//! options (`Pipeline::normalize_rows`, `Pipeline::max_nonzeros`).
 //!
 //! The pipeline estimates (or takes) the per-column feature ranges and the target range,
 //! clips and scales record by record, fits, and folds the scaling into a model that
@@ -9,8 +12,17 @@
 //! CLI's order: guarantee, scores, what was chosen, non-private diagnostics.
 //!
 //! The model file has its own kind (`"dp-erm pipeline model v1"`) and holds the
-//! [`dp_erm::PipelineModel`] with the public schema of the CSV (feature names, label
-//! column, label texts); `predict` recognises it by its kind.
+//! [`dp_erm::PipelineModel`] with the public schema of the data (a CSV's feature names,
+//! label column and label texts; a LIBSVM file's format and, in the model, its declared
+//! width); `predict` recognises it by its kind.
+//!
+//! # What is public
+//! Every value that shapes the release plan is public: a CSV's columns are its header
+//! row (a schema, not a record); a LIBSVM file's width is the declared `--n-features`,
+//! never the largest index present (docs/privacy/threat-model.md); `n` is public under
+//! replace-one; `--feature-bound`, `--target-bound` and `--max-nonzeros` are declared
+//! without looking at the data. The neighbouring relation, the steps and their proofs
+//! are the pipeline's (`dp_erm::pipeline`).
 
 use super::{
     check_labels, check_unique_names, default_threads, load, num, predictions_csv_for,
@@ -19,11 +31,12 @@ use super::{
 use crate::input::Format;
 use anyhow::{bail, Context, Result};
 use dp_erm::{
-    FeatureBounds, LossKind, PenaltyKind, Pipeline, PipelineModel, TargetBound, Task,
-    DEFAULT_FEATURE_SHARE, DEFAULT_TARGET_SHARE,
+    FeatureBounds, LossKind, PenaltyKind, Pipeline, PipelineDesign, PipelineModel, TargetBound,
+    Task, DEFAULT_FEATURE_SHARE, DEFAULT_TARGET_SHARE,
 };
-use dp_models::io::{read_csv_for_prediction, LabelMap};
+use dp_models::io::{load_libsvm, read_csv_for_prediction, FeatureCount, LabelMap};
 use dp_models::metrics::{accuracy, log_loss, mean_squared_error};
+use dp_models::{Dataset, Design};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -38,7 +51,7 @@ pub(super) const PIPELINE_KIND: &str = "dp-erm pipeline model v1";
 pub struct PipelineFile {
     /// Always "dp-erm pipeline model v1".
     pub kind: String,
-    /// File format of the training data (CSV).
+    /// File format of the training data (`predict` reads new data in it).
     pub format: Format,
     /// The loss the model was fitted with.
     pub loss: LossArg,
@@ -46,10 +59,11 @@ pub struct PipelineFile {
     pub penalty: PenaltyArg,
     /// Penalty strength.
     pub lambda: f64,
-    /// Feature column names, in the model's coefficient order.
-    pub feature_names: Vec<String>,
-    /// The label column's name.
-    pub target: String,
+    /// Feature column names, in the model's coefficient order (CSV; `None` for LIBSVM,
+    /// whose features are the indices 1 ..= p).
+    pub feature_names: Option<Vec<String>>,
+    /// The label column's name (CSV).
+    pub target: Option<String>,
     /// Label texts of a classification CSV (positive, negative).
     pub labels: Option<(String, String)>,
     /// The declared public feature bound `|x| <= B` (`--feature-bound B`); `None` for
@@ -69,7 +83,7 @@ pub(super) fn is_pipeline_file(text: &str) -> bool {
         .is_some_and(|k| k == PIPELINE_KIND)
 }
 
-fn loss_kind(arg: LossArg) -> LossKind {
+pub(super) fn loss_kind(arg: LossArg) -> LossKind {
     match arg {
         LossArg::Logistic => LossKind::Logistic,
         LossArg::Squared => LossKind::Squared,
@@ -78,7 +92,7 @@ fn loss_kind(arg: LossArg) -> LossKind {
     }
 }
 
-fn penalty_kind(arg: PenaltyArg) -> PenaltyKind {
+pub(super) fn penalty_kind(arg: PenaltyArg) -> PenaltyKind {
     match arg {
         PenaltyArg::None => PenaltyKind::None,
         PenaltyArg::L1 => PenaltyKind::L1,
@@ -106,11 +120,14 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
         (_, Some(_)) => "--target-bound",
         _ => "this fit",
     };
-    if format != Format::Csv {
+    if format != Format::Csv && args.feature_bound == Some(BoundArg::Auto) {
         bail!(
-            "{what} supports CSV input only: the private per-column ranges and the \
-             scaling of the pipeline work on dense columns. For LIBSVM input declare a \
-             public bound with --feature-bound B (a number)"
+            "{what} supports CSV input only: a LIBSVM file is read as a sparse design, \
+             and a private range is a private median and spread of its column; a sparse \
+             column, mostly zeros, has median 0 and spread 0, so the released range would \
+             clip every non-zero value away. For LIBSVM input declare a public bound with \
+             --feature-bound B (a number, chosen without looking at the data), or pass \
+             --normalize-rows (every value is then in [-1, 1])"
         );
     }
     let classification = args.loss.classification();
@@ -122,7 +139,13 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
         );
     }
     let private = !matches!(args.algorithm, Algorithm::Cd | Algorithm::Sdca);
-    if private && args.feature_bound.is_none() && !args.non_private_constants_from_data {
+    let dual = matches!(args.algorithm, Algorithm::DpScd | Algorithm::Sdca);
+    if private
+        && !dual
+        && args.feature_bound.is_none()
+        && !args.non_private_constants_from_data
+        && !args.normalize_rows
+    {
         bail!(
             "the step sizes need smoothness constants: declare a public bound with \
              --feature-bound B (|x_ij| <= B, chosen without looking at the data), estimate \
@@ -154,14 +177,24 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
              pipeline takes its constants from the (declared, private or non-private) ranges"
         );
     }
-    if args.normalize_rows {
-        bail!(
-            "{what} and --normalize-rows exclude each other: the pipeline scales every \
-             column to its range (and, for dp-scd / sdca, every row to norm <= 1) itself"
-        );
-    }
-    if args.max_nonzeros.is_some() {
-        bail!("--max-nonzeros is not supported with {what} (the pipeline centres the columns, which makes the rows dense)");
+    if let Some(k) = args.max_nonzeros {
+        if args.algorithm != Algorithm::DpCd {
+            bail!(
+                "--max-nonzeros applies to --algorithm dp-cd only (its accounting is per \
+                 coordinate release)"
+            );
+        }
+        if k == 0 {
+            bail!(
+                "invalid --max-nonzeros 0: a record must be allowed at least one non-zero feature"
+            );
+        }
+        if intercept(args, format) && k.checked_add(1).is_none() {
+            bail!(
+                "invalid --max-nonzeros {k}: with --intercept the bound is {k} + 1 (the \
+                 intercept column), which overflows"
+            );
+        }
     }
     if private && (args.epsilon.is_none() || args.delta.is_none()) {
         bail!("a private algorithm needs --epsilon and --delta");
@@ -182,6 +215,24 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
                  strong convexity: pass --penalty l2 --lambda L with L > 0 (the paper uses 1e-4)"
             );
         }
+        if !matches!(args.loss, LossArg::Squared | LossArg::Logistic) {
+            bail!(
+                "--algorithm {name} supports --loss squared or logistic (the dual coordinate \
+                 steps exist for these losses only)"
+            );
+        }
+    }
+    if private
+        && dual
+        && args.feature_bound.is_none()
+        && !args.non_private_constants_from_data
+        && !args.normalize_rows
+    {
+        bail!(
+            "DP-SCD needs every row to have L2 norm at most 1: pass --normalize-rows to \
+             divide each row by its norm (record by record, no privacy cost), or declare \
+             --feature-bound B / auto (the pipeline then scales each row to norm <= 1)"
+        );
     }
     if !classification && args.target_bound.is_none() && !non_private_target(args) {
         bail!(
@@ -203,11 +254,27 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
 /// the data's min and max **without privacy** — the caller's opt-in by name
 /// (`--non-private-constants-from-data`), or a non-private algorithm (cd, sdca), whose
 /// fit has no guarantee to lose.
-fn feature_bounds(args: &FitArgs) -> FeatureBounds {
+/// With `--normalize-rows` and neither, the pipeline's own public bound of normalised
+/// rows (every value in [-1, 1]).
+fn feature_bounds(args: &FitArgs) -> Option<FeatureBounds> {
     match args.feature_bound {
-        Some(BoundArg::Value(b)) => FeatureBounds::Uniform(b),
-        Some(BoundArg::Auto) => FeatureBounds::private(),
-        None => FeatureBounds::NonPrivateFromData,
+        Some(BoundArg::Value(b)) => Some(FeatureBounds::Uniform(b)),
+        Some(BoundArg::Auto) => Some(FeatureBounds::private()),
+        None if args.normalize_rows && !args.non_private_constants_from_data => None,
+        None => Some(FeatureBounds::NonPrivateFromData),
+    }
+}
+
+/// Whether the fit has an intercept. The pipeline fits one by default; LIBSVM,
+/// `--normalize-rows` and `--max-nonzeros` fits only with `--intercept` (as before they
+/// ran through the pipeline: with a support bound the intercept column is one more
+/// release per record).
+fn intercept(args: &FitArgs, format: Format) -> bool {
+    let opt_in = format == Format::Libsvm || args.normalize_rows || args.max_nonzeros.is_some();
+    if args.intercept {
+        true
+    } else {
+        !(args.no_intercept || opt_in)
     }
 }
 
@@ -224,18 +291,39 @@ fn non_private_target(args: &FitArgs) -> bool {
 pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
     check_args(args, format)?;
     let labels = args.input.positive.clone().zip(args.input.negative.clone());
-    let Data::Dense(data, names, target) = load(
+    // The loaders' errors name the file, the line, the column and the value.
+    match load(
         &args.input.data,
         format,
         args.input.n_features,
         &args.input.target,
         labels.clone(),
-    )?
-    else {
-        bail!("internal: CSV input loaded as sparse");
-    };
-    check_unique_names(&args.input.data, &names, &target)?;
-    check_labels(&args.input.data, args.loss, labels.is_some(), data.y())?;
+    )? {
+        Data::Dense(data, names, target) => {
+            check_unique_names(&args.input.data, &names, &target)?;
+            check_labels(&args.input.data, args.loss, labels.is_some(), data.y())?;
+            fit_with(args, format, &data, names, Some(target), labels)
+        }
+        Data::Sparse(data) => {
+            check_labels(&args.input.data, args.loss, false, data.y())?;
+            // LIBSVM features are the indices 1 ..= p (the declared --n-features).
+            let names = (1..=data.n_features())
+                .map(|j| format!("feature {j}"))
+                .collect();
+            fit_with(args, format, &data, names, None, labels)
+        }
+    }
+}
+
+/// The pipeline on a loaded design (dense from a CSV, sparse from a LIBSVM file).
+fn fit_with<D: PipelineDesign>(
+    args: &FitArgs,
+    format: Format,
+    data: &Dataset<D>,
+    names: Vec<String>,
+    target: Option<String>,
+    labels: Option<(String, String)>,
+) -> Result<Report> {
     let task = if args.loss.classification() {
         Task::Classification
     } else {
@@ -243,14 +331,21 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
     };
     let threads = args
         .threads
-        .unwrap_or_else(|| default_threads(data.n_samples(), true));
+        .unwrap_or_else(|| default_threads(data.n_samples(), !D::SPARSE));
     let mut pipe = Pipeline::new(task, algorithm(args.algorithm))
         .loss(loss_kind(args.loss))
         .penalty(penalty_kind(args.penalty), args.lambda)
         .seed(args.seed)
         .threads(threads)
         .feature_names(names.clone())
-        .feature_bounds(feature_bounds(args));
+        .normalize_rows(args.normalize_rows)
+        .intercept(intercept(args, format));
+    if let Some(fb) = feature_bounds(args) {
+        pipe = pipe.feature_bounds(fb);
+    }
+    if let Some(k) = args.max_nonzeros {
+        pipe = pipe.max_nonzeros(k);
+    }
     if let (Some(e), Some(d)) = (args.epsilon, args.delta) {
         pipe = pipe.privacy(e, d);
     }
@@ -261,11 +356,6 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
             pipe = pipe.target_bound(TargetBound::NonPrivateFromData)
         }
         None => {}
-    }
-    if args.intercept {
-        pipe = pipe.intercept(true);
-    } else if args.no_intercept {
-        pipe = pipe.intercept(false);
     }
     if let Some(f) = args.test_fraction {
         pipe = pipe.test_fraction(f);
@@ -283,7 +373,7 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
         pipe = pipe.batch_size(v);
     }
     let fit = pipe
-        .fit(&data)
+        .fit(data)
         .context("the pipeline (private bounds, clipping and scaling, fit) failed")?;
 
     // 1. The guarantee.
@@ -295,6 +385,18 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
             out.push("delta", g.delta);
             out.push("adjacency", g.adjacency.name());
             out.push("accounting", g.how.clone());
+            if let Some(dp_optim::SolverPlan::DpCd(plan)) = &g.plan {
+                if let Some(charged) = plan.charged_releases {
+                    out.push(
+                        "charged_releases",
+                        format!(
+                            "{charged} of {} coordinate releases (at most --max-nonzeros \
+                             per record and pass)",
+                            plan.releases
+                        ),
+                    );
+                }
+            }
             out.push("bounds_epsilon", g.preprocessing_epsilon);
             out.push("bounds_delta", g.preprocessing_delta);
             out.push("fit_epsilon", g.fit.epsilon);
@@ -388,10 +490,21 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
             .map(|(name, (lo, hi))| (name.clone(), json!([lo, hi])))
             .collect::<Vec<_>>()
     };
+    if args.normalize_rows {
+        out.push(
+            "normalize_rows",
+            "every row divided by its Euclidean norm before the clipping (record by record; \
+             predict does the same)",
+        );
+    }
     match args.feature_bound {
         Some(BoundArg::Value(b)) => out.push(
             "feature_bound",
             format!("|x| <= {} (declared public bound)", num(b)),
+        ),
+        None if fit.model.feature_bounds_source == dp_erm::BoundSource::Declared => out.push(
+            "feature_bound",
+            "|x| <= 1 after --normalize-rows (public: a normalised row has no value beyond 1)",
         ),
         None => out.push(
             "feature_bound",
@@ -469,6 +582,16 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
         .map(|(name, &k)| (name.clone(), json!(k)))
         .collect();
     out.push_ordered("clipped_per_column", per);
+    if let (Some(c), Some(k)) = (d.projected_records, args.max_nonzeros) {
+        out.push(
+            "projected",
+            format!(
+                "{c} of {n_train} records had more than --max-nonzeros {k} non-zero features \
+                 and kept their {k} largest in magnitude (a count from the data, not \
+                 private: do not publish)"
+            ),
+        );
+    }
     if let (Some(k), Some((lo, hi))) = (d.target_clipped, model.target_range) {
         out.push(
             "target_clipped",
@@ -495,7 +618,7 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
         loss: args.loss,
         penalty: args.penalty,
         lambda: args.lambda,
-        feature_names: names,
+        feature_names: (format == Format::Csv).then_some(names),
         target,
         labels,
         feature_bound: match args.feature_bound {
@@ -518,19 +641,49 @@ pub(super) fn predict_report(args: &PredictArgs, text: &str) -> Result<Report> {
             args.model.display()
         )
     })?;
-    let target = args.target.clone().unwrap_or(file.target.clone());
-    let labels = LabelMap::from_pair(file.labels.clone());
-    let (x, y) = read_csv_for_prediction(&args.data, &file.feature_names, Some(&target), &labels)?;
+    match file.format {
+        Format::Csv => {
+            let Some(names) = &file.feature_names else {
+                bail!(
+                    "{}: a CSV model file without feature names",
+                    args.model.display()
+                );
+            };
+            let target = args.target.clone().or(file.target.clone());
+            let labels = LabelMap::from_pair(file.labels.clone());
+            let (x, y) = read_csv_for_prediction(&args.data, names, target.as_deref(), &labels)?;
+            predict_with(args, &file, &x, y.as_deref())
+        }
+        Format::Libsvm => {
+            if args.target.is_some() {
+                bail!("--target applies to CSV files only (LIBSVM labels come first on each line)");
+            }
+            // The model's width is the declared --n-features of the fit.
+            let p = file.model.coefficients.len();
+            let d = load_libsvm(&args.data, FeatureCount::Public(p))?;
+            predict_with(args, &file, d.x(), Some(d.y()))
+        }
+    }
+}
+
+/// The predictions and scores of a pipeline model on raw rows `x` (labels `y`, if the
+/// file has them).
+fn predict_with<D: Design>(
+    args: &PredictArgs,
+    file: &PipelineFile,
+    x: &D,
+    y: Option<&[f64]>,
+) -> Result<Report> {
     let model = &file.model;
     let classification = model.task == Task::Classification;
-    let z = model.predict(&x)?;
+    let z = model.predict(x)?;
     let proba = if model.loss == LossKind::Logistic {
-        Some(model.predict_proba(&x)?)
+        Some(model.predict_proba(x)?)
     } else {
         None
     };
     let mut out = Report::default();
-    match &y {
+    match y {
         Some(y) if classification => {
             out.push("accuracy", accuracy(y, &z)?);
             if let Some(p) = &proba {

@@ -182,11 +182,13 @@ class _DPLinearBase(BaseEstimator):
         spec_json = json.dumps(spec)
         y_backend = np.ascontiguousarray(y_backend, dtype=np.float64)
         if sp.issparse(X):
+            # A sparse design, never densified: the CSC buffers are read in place (int32
+            # or int64 indices as scipy stores them; CSR is converted by scipy).
             X = X.tocsc()
             coef, intercept, report = _core.fit_sparse(
                 np.ascontiguousarray(X.data, dtype=np.float64),
-                np.ascontiguousarray(X.indices, dtype=np.int64),
-                np.ascontiguousarray(X.indptr, dtype=np.int64),
+                X.indices if X.indices.dtype in (np.int32, np.int64) else X.indices.astype(np.int64),
+                X.indptr if X.indptr.dtype in (np.int32, np.int64) else X.indptr.astype(np.int64),
                 n,
                 p,
                 y_backend,
@@ -221,12 +223,16 @@ class _DPLinearBase(BaseEstimator):
         X = _validate(self, X, reset=False, accept_sparse="csr", dtype=np.float64)
         lo, hi = self.feature_ranges_[:, 0], self.feature_ranges_[:, 1]
         coef = np.ravel(self.coef_)
-        if sp.issparse(X) and np.all(lo <= 0) and np.all(hi >= 0):
+        if sp.issparse(X):
+            # Only the stored values: an absent value is 0, clipped to clip(0, lo, hi),
+            # whose part of every row's sum is one constant (0 when the ranges hold 0,
+            # as a model fitted on sparse data's do).
             X = X.tocsr(copy=True)
-            X.data = np.clip(X.data, lo[X.indices], hi[X.indices])
+            zero = np.clip(0.0, lo, hi)
+            X.data = np.clip(X.data, lo[X.indices], hi[X.indices]) - zero[X.indices]
+            z = np.asarray(X @ coef).ravel() + float(zero @ coef)
         else:
-            X = np.clip(X.toarray() if sp.issparse(X) else X, lo, hi)
-        z = np.asarray(X @ coef).ravel()
+            z = np.asarray(np.clip(X, lo, hi) @ coef).ravel()
         return z + float(np.ravel(self.intercept_)[0])
 
     def _dp_expected_failed_checks(self):
@@ -308,11 +314,11 @@ class DPLogisticRegression(_DPClassifier):
         The solver's hyperparameters; ``None`` uses the no-tuning defaults.
     n_jobs : int or None, default=None
         Threads of DP-CD's sweeps (the other algorithms ignore it): each coordinate
-        step's sweep is split into ``n_jobs`` fixed pieces. ``None``: 2 pieces from
-        65,536 rows on, 1 below (a rule on the public ``n``, never on the machine). A
-        seeded fit reproduces bit for bit for the same ``n_jobs`` on any machine (with
-        fewer cores the pieces run one after the other); different ``n_jobs`` differ
-        in the last bits.
+        step's sweep is split into ``n_jobs`` fixed pieces. ``None`` means 1 (two
+        threads made the 160,000 x 50 fit slower on a 2-core machine: see the docs'
+        "Speed"). A seeded fit reproduces bit for bit for the same ``n_jobs`` on any
+        machine (with fewer cores the pieces run one after the other); different
+        ``n_jobs`` differ in the last bits.
     random_state : None, int or RandomState, default=None
         ``None`` draws the noise from the operating system. An int replays the fit bit
         for bit, **and replays its noise**: whoever knows it can subtract the noise, so

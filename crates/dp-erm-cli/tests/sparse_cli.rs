@@ -1,0 +1,180 @@
+//! LIBSVM input, `--normalize-rows` and `--max-nonzeros` run the library pipeline
+//! (a sparse design for LIBSVM): the model file is a pipeline model, `predict` reads it
+//! back, and what the pipeline cannot do on sparse data is refused with the reason.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn dp_erm() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dp-erm"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dp-erm-sparse-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(args: &[&str]) -> (bool, String, String) {
+    let out = dp_erm().args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// 1500 records of 3 informative features and two rare ones (indices 5 and 8 of 10),
+/// zeros omitted; `regression` writes `2a - b + 0.5` as the label instead of its sign.
+fn write_libsvm(dir: &Path, regression: bool) -> PathBuf {
+    let mut s = String::new();
+    for i in 0..1500 {
+        let a = ((i * 7919 % 1000) as f64 / 500.0) - 1.0;
+        let b = ((i * 104_729 % 997) as f64 / 498.5) - 1.0;
+        let c = ((i * 31 % 101) as f64 / 50.5) - 1.0;
+        if regression {
+            s.push_str(&format!("{}", 2.0 * a - b + 0.5));
+        } else {
+            s.push_str(if 2.0 * a - b + 0.1 * c > 0.0 {
+                "+1"
+            } else {
+                "-1"
+            });
+        }
+        for (j, v) in [(1, 3.0 * a), (2, 3.0 * b), (3, 3.0 * c)] {
+            if v != 0.0 {
+                s.push_str(&format!(" {j}:{v}"));
+            }
+        }
+        if i % 7 == 0 {
+            s.push_str(" 5:0.5");
+        }
+        if i % 11 == 0 {
+            s.push_str(" 8:-0.75");
+        }
+        s.push('\n');
+    }
+    let path = dir.join(if regression { "reg.svm" } else { "train.svm" });
+    std::fs::write(&path, s).unwrap();
+    path
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text.trim()).unwrap()
+}
+
+#[test]
+fn libsvm_normalised_rows_fit_through_the_pipeline_and_predict() {
+    let dir = scratch("norm");
+    let data = write_libsvm(&dir, false);
+    let model = dir.join("m.json");
+    // No bound: normalised rows have every value in [-1, 1], a public bound.
+    let (ok, out, err) = run(&[
+        "fit",
+        "--data",
+        data.to_str().unwrap(),
+        "--n-features",
+        "10",
+        "--loss",
+        "logistic",
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--normalize-rows",
+        "--test-fraction",
+        "0.2",
+        "--seed",
+        "4",
+        "--json",
+        "--model-out",
+        model.to_str().unwrap(),
+    ]);
+    assert!(ok, "{out}\n{err}");
+    let v = json(&out);
+    assert!(v["accuracy"].as_f64().unwrap() > 0.8, "{v}");
+    assert!(v["epsilon"].as_f64().unwrap() <= 1.0, "{v}");
+    assert!(
+        v["feature_bound"]
+            .as_str()
+            .unwrap()
+            .contains("--normalize-rows"),
+        "{v}"
+    );
+    let text = std::fs::read_to_string(&model).unwrap();
+    let m = json(&text);
+    assert_eq!(m["kind"], "dp-erm pipeline model v1");
+    assert_eq!(m["format"], "libsvm");
+    assert_eq!(m["model"]["normalize_rows"], true);
+    assert_eq!(m["model"]["coefficients"].as_array().unwrap().len(), 10);
+    // LIBSVM fits an intercept only when asked.
+    assert!(m["model"]["intercept"].is_null(), "{text}");
+    assert!(!text.contains("seed"));
+    let (ok, out, err) = run(&[
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(ok, "{out}\n{err}");
+    let p = json(&out);
+    assert_eq!(p["rows"], 1500);
+    assert!(p["accuracy"].as_f64().unwrap() > 0.8, "{p}");
+}
+
+#[test]
+fn libsvm_regression_and_intercept_through_the_pipeline() {
+    let dir = scratch("reg");
+    let data = write_libsvm(&dir, true);
+    let model = dir.join("m.json");
+    let base = [
+        "fit",
+        "--data",
+        data.to_str().unwrap(),
+        "--n-features",
+        "10",
+        "--loss",
+        "squared",
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "5",
+        "--delta",
+        "1e-6",
+        "--feature-bound",
+        "3",
+        "--intercept",
+        "--test-fraction",
+        "0.2",
+        "--seed",
+        "1",
+        "--json",
+        "--model-out",
+        model.to_str().unwrap(),
+    ];
+    // A private regression needs the target's scale.
+    let (ok, _, err) = run(&base);
+    assert!(!ok);
+    assert!(err.contains("regression needs --target-bound"), "{err}");
+    let mut args = base.to_vec();
+    args.extend(["--target-bound", "4"]);
+    let (ok, out, err) = run(&args);
+    assert!(ok, "{out}\n{err}");
+    let v = json(&out);
+    assert!(
+        v["mse"].as_f64().unwrap() < v["mean_mse"].as_f64().unwrap(),
+        "{v}"
+    );
+    let m = json(&std::fs::read_to_string(&model).unwrap());
+    assert!(m["model"]["intercept"].is_number());
+    // Sparse: the columns are never centred; the ranges are the declared ones.
+    assert_eq!(
+        m["model"]["feature_ranges"][0],
+        serde_json::json!([-3.0, 3.0])
+    );
+}
