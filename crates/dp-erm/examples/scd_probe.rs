@@ -2,6 +2,10 @@
 //! file's min/max bounds (non-private, a probe), a grid of lambda, clip, batch, passes.
 //! `cargo run --release -p dp-erm --example scd_probe -- runs eps lambdas clips batches passes`
 //! (lists comma-separated; 0 = the default).
+//!
+//! Each run is seeded (seeds 0..runs) so that the measurement can be repeated bit for bit:
+//! a seed replays the noise, so a model fitted this way is a measurement, never a
+//! release. A real fit leaves the seed unset (operating-system entropy).
 
 use dp_erm::models::io::{load_csv_data, CsvOptions, Target};
 use dp_erm::models::{Dataset, DenseDesign};
