@@ -545,7 +545,27 @@ fn fit_with<D: PipelineDesign>(
         Some(b) => out.push("intercept", b),
         None => out.push("intercept", "none"),
     }
-    out.push("intercept_note", c.intercept_note.clone());
+    // The pipeline says only that none was asked for; say why this command asked for
+    // none, and how to get one.
+    let note = if model.intercept.is_none() && !args.no_intercept && !intercept(args, format) {
+        format!(
+            "none: {} fits have no intercept unless you pass --intercept (one more \
+             coordinate of the same private solver; with --max-nonzeros the intercept's \
+             column is one more release per record)",
+            if format == Format::Libsvm {
+                "LIBSVM"
+            } else if args.normalize_rows {
+                "--normalize-rows"
+            } else {
+                "--max-nonzeros"
+            }
+        )
+    } else if args.no_intercept {
+        "none: turned off by --no-intercept".to_owned()
+    } else {
+        c.intercept_note.clone()
+    };
+    out.push("intercept_note", note);
     out.push(
         "predict",
         "the model takes raw rows: predict clips each column to its range and answers in your units",
