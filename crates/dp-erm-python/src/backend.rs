@@ -113,9 +113,10 @@ pub struct FitSpec {
 /// on the public `n` only, never on the machine, so a seeded fit replays bit for bit
 /// everywhere. On the 160,000 x 50 logistic fit with the other work of the machine
 /// paused, two pieces took the default fit from 1.00 s to 0.57 s (docs/python.md,
-/// "Speed"); an earlier measurement that found them slower ran while other processes
-/// kept the second core busy (the two halves of every step wait for each other). Sparse
-/// designs are swept in one piece whatever the count.
+/// "Speed"); an earlier measurement that found them slower (1.68 s against 1.17 s) was
+/// not reproduced. When another process keeps the second core busy the caller runs
+/// both pieces itself (`dp_optim`'s two-thread sweep), so two pieces then cost little
+/// more than one. Sparse designs are swept in one piece whatever the count.
 pub fn default_threads(n: usize) -> usize {
     if n >= 32_768 {
         2
