@@ -53,7 +53,7 @@ pub use dp_accounting as accounting;
 pub use dp_models as models;
 pub use dp_optim as optim;
 
-pub use bounds::BoundGrid;
+pub use bounds::{BoundGrid, RangeRule};
 pub use design::PipelineDesign;
 pub use dp_models::choice::{AnyDualLoss, AnyLoss, AnyPenalty, LossKind, PenaltyKind};
 pub use error::{PipelineError, Result};

@@ -42,7 +42,7 @@
 
 use std::borrow::Cow;
 
-use crate::bounds::{private_bound_epsilon, private_range, BoundGrid};
+use crate::bounds::{private_bound_epsilon, private_feature_range, private_range, BoundGrid};
 use crate::design::PipelineDesign;
 use crate::error::{invalid, PipelineError, Result};
 use dp_accounting::calibrate::Accountant;
@@ -773,9 +773,10 @@ impl Pipeline {
             )));
         }
         let mut ledger = Ledger::new();
-        let pre = plan_preprocessing(epsilon, delta, p, feat_share, tgt_share)?;
-        pre.charge(&mut ledger, p)?;
-        let (pre_eps, pre_delta) = pre.spent(p)?;
+        let releases = self.grid.feature_releases(p);
+        let pre = plan_preprocessing(epsilon, delta, releases, feat_share, tgt_share)?;
+        pre.charge(&mut ledger, releases)?;
+        let (pre_eps, pre_delta) = pre.spent(releases)?;
         let (feature_ranges, feature_source) = match &fb {
             FeatureBounds::Uniform(b) => {
                 positive_bound("feature bound", *b)?;
@@ -809,7 +810,7 @@ impl Pipeline {
                 let e = pre.feature_epsilon.expect("planned above");
                 let mut out = Vec::with_capacity(p);
                 for j in 0..p {
-                    out.push(private_range(
+                    out.push(private_feature_range(
                         &train.x().column_values(j),
                         e,
                         &self.grid,
@@ -1017,10 +1018,13 @@ impl Pipeline {
         // Reliability of the private ranges, from public quantities: the exponential
         // mechanism picks a candidate near the median with high probability when
         // eps n / 4 clearly exceeds ln(#candidates) (McSherry & Talwar 2007, Thm 8).
-        let need = reliable_margin(&self.grid);
-        for (what, e) in [
-            ("feature", pre.feature_epsilon),
-            ("target", pre.target_epsilon),
+        for (what, e, need) in [
+            ("feature", pre.feature_epsilon, reliable_margin(&self.grid)),
+            (
+                "target",
+                pre.target_epsilon,
+                reliable_margin_of(crate::bounds::signed_candidates(&self.grid).len()),
+            ),
         ] {
             if let Some(e) = e {
                 let margin = e * n as f64 / 4.0;
@@ -1539,15 +1543,15 @@ struct PrePlan {
 impl PrePlan {
     /// Charges the planned releases: two per feature column (centre and half-width),
     /// two for the target.
-    fn charge(&self, ledger: &mut Ledger, p: usize) -> Result<()> {
-        self.charge_features(ledger, p)?;
+    fn charge(&self, ledger: &mut Ledger, m: usize) -> Result<()> {
+        self.charge_features(ledger, m)?;
         self.charge_target(ledger)
     }
-    fn charge_features(&self, ledger: &mut Ledger, p: usize) -> Result<()> {
+    fn charge_features(&self, ledger: &mut Ledger, m: usize) -> Result<()> {
         if let Some(e) = self.feature_epsilon {
             ledger.charge(Charge::ExponentialMechanism {
                 epsilon: private_bound_epsilon(e)?,
-                count: 2 * p as u64,
+                count: m as u64,
             })?;
         }
         Ok(())
@@ -1564,7 +1568,7 @@ impl PrePlan {
     /// `(eps, delta)` of the planned releases: the feature part by the ledger's zCDP
     /// accountant (or basic composition when pure), plus the target part by basic
     /// composition (Dwork & Roth 2014, Thm 3.16).
-    fn spent(&self, p: usize) -> Result<(f64, f64)> {
+    fn spent(&self, m: usize) -> Result<(f64, f64)> {
         let pure = |l: &Ledger| {
             let mut e = 0.0;
             for c in l.entries() {
@@ -1579,7 +1583,7 @@ impl PrePlan {
             }
         };
         let mut f = Ledger::new();
-        self.charge_features(&mut f, p)?;
+        self.charge_features(&mut f, m)?;
         let (fe, fd) = match (self.feature_epsilon, self.feature_zcdp_delta) {
             (None, _) => (0.0, 0.0),
             (Some(_), Some(d)) => (f.guarantee(Delta::new(d)?, Accountant::Zcdp)?, d),
@@ -1605,7 +1609,12 @@ impl PrePlan {
 /// at least `1 - e^-t`; the median's interval scores 0 and candidates half the data away
 /// score `-n/4` or less).
 fn reliable_margin(grid: &BoundGrid) -> f64 {
-    (crate::bounds::signed_candidates(grid).len() as f64).ln() + 3.0
+    reliable_margin_of(grid.feature_candidates())
+}
+
+/// `ln(K) + 3` for `K` candidates (see [`reliable_margin`]).
+fn reliable_margin_of(k: usize) -> f64 {
+    (k as f64).ln() + 3.0
 }
 
 /// The share of epsilon for [`FeatureBounds::PrivateAuto`]: the smallest share `s` in
@@ -1639,7 +1648,13 @@ pub fn feature_share_rule(
     }
     let need = reliable_margin(grid);
     let ok = |s: f64| -> Result<bool> {
-        let plan = plan_preprocessing(epsilon, delta, p, Some(s), target_share)?;
+        let plan = plan_preprocessing(
+            epsilon,
+            delta,
+            grid.feature_releases(p),
+            Some(s),
+            target_share,
+        )?;
         Ok(plan.feature_epsilon.unwrap_or(0.0) * n as f64 / 4.0 >= need)
     };
     if ok(lo)? {
@@ -1660,13 +1675,13 @@ pub fn feature_share_rule(
     Ok(b)
 }
 
-/// Splits `share * epsilon` over the bound releases: `2p` feature releases on the
-/// feature share (the better of pure and zCDP at `delta_pre = share * delta`), 2 pure
+/// Splits `share * epsilon` over the bound releases: `m` feature releases
+/// ([`BoundGrid::feature_releases`]: `2p` or `p`) on the feature share (the better of pure and zCDP at `delta_pre = share * delta`), 2 pure
 /// target releases on the target share.
 fn plan_preprocessing(
     epsilon: f64,
     delta: f64,
-    p: usize,
+    m: usize,
     feat: Option<f64>,
     tgt: Option<f64>,
 ) -> Result<PrePlan> {
@@ -1692,28 +1707,27 @@ fn plan_preprocessing(
         None => (None, None, String::new()),
         Some(s) => {
             let pre = s * epsilon * shave;
-            let pure = pre / (2 * p) as f64;
+            let pure = pre / m as f64;
             // zCDP: rho from eps_pre at delta_pre (Bun & Steinke 2016, Prop 1.3
             // inverted: sqrt(rho) = sqrt(L + eps) - sqrt(L), L = ln(1/delta)), each
             // release eps^2/8 (Cesar & Rogers 2021).
             let d_pre = s * delta;
             let l = -d_pre.ln();
             let rho = ((l + pre).sqrt() - l.sqrt()).powi(2);
-            let z = (8.0 * rho / (2 * p) as f64).sqrt();
+            let z = (8.0 * rho / m as f64).sqrt();
             if z > pure {
                 (
                     Some(z),
                     Some(d_pre),
                     format!(
-                        "feature ranges: {} exponential mechanisms in zCDP at delta {d_pre:e}",
-                        2 * p
+                        "feature ranges: {m} exponential mechanisms in zCDP at delta {d_pre:e}"
                     ),
                 )
             } else {
                 (
                     Some(pure),
                     None,
-                    format!("feature ranges: {} pure exponential mechanisms", 2 * p),
+                    format!("feature ranges: {m} pure exponential mechanisms"),
                 )
             }
         }
@@ -1736,7 +1750,7 @@ fn plan_preprocessing(
         },
     };
     // Check with the ledger's own accounting that the plan fits share * epsilon.
-    let (e, d) = plan.spent(p)?;
+    let (e, d) = plan.spent(m)?;
     if e > share * epsilon || d > share * delta {
         return Err(invalid(
             "bound shares",
