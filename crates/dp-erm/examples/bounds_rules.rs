@@ -49,7 +49,8 @@ fn rules() -> Vec<(&'static str, BoundGrid)> {
         ..BoundGrid::default()
     };
     vec![
-        ("median-spread x3", BoundGrid::default()),
+        ("default (auto rule)", BoundGrid::default()),
+        ("median-spread x3", rule(RangeRule::MedianSpread, 3.0)),
         ("abs-median x3", rule(RangeRule::AbsMedian, 3.0)),
         ("abs-median x2", rule(RangeRule::AbsMedian, 2.0)),
         ("signed-median c+-|c|", rule(RangeRule::SignedMedian, 3.0)),
@@ -60,6 +61,10 @@ fn rules() -> Vec<(&'static str, BoundGrid)> {
         (
             "median-relspread x3",
             rule(RangeRule::MedianRelativeSpread, 3.0),
+        ),
+        (
+            "median-cappedspread x3",
+            rule(RangeRule::MedianCappedSpread, 3.0),
         ),
         (
             "signed-median c+-|c| 1 step/oct",
@@ -199,7 +204,7 @@ fn main() -> Res<()> {
         if !(name.starts_with("median") || name == "signed-median c+-|c|") {
             continue;
         }
-        for share in [0.4, 0.6, 0.7] {
+        for share in [0.4, 0.6, 0.7, 0.8] {
             configs.push((
                 format!("auto {name} share {share}"),
                 FeatureBounds::Private { share },

@@ -12,6 +12,19 @@
 //!    `u(t) = -| #{i : |v_i - c| > t} - n/2 |` (a private median absolute deviation
 //!    around the released centre); `s = multiplier * t` (default 3).
 //!
+//! Other rules ([`RangeRule`]) use the same two scores:
+//!
+//! * **One release per column** ([`RangeRule::SignedMedian`]): release 1 alone, range
+//!   `c +- (multiplier / 3) |c|` (`[0, 2c]` for a positive centre at the default 3), a
+//!   post-processing of `c`; [`RangeRule::AbsMedian`]: release 2 with `c = 0` (the
+//!   median of `|v|`), range `+- multiplier * t`. Half the releases of the two-release
+//!   rule, so under zCDP each gets about `sqrt 2` times the epsilon for the same share;
+//!   the pipeline picks [`RangeRule::SignedMedian`] where the two-release rule is
+//!   unreliable (`crate::pipeline::feature_range_rule`).
+//! * **A spread on candidates relative to the centre** ([`RangeRule::MedianRelativeSpread`],
+//!   [`RangeRule::MedianCappedSpread`]): release 2 over `|c| 2^(j / steps_per_octave)`,
+//!   a public function of release 1's output (adaptive composition, as above).
+//!
 //! Each is one run of the exponential mechanism (report-noisy-max with Gumbel noise of
 //! scale `b = 2 / eps`, [`dp_accounting::mechanisms::ReportNoisyMax`]). A symmetric bound
 //! `|v| <= s` ([`private_abs_bound`]) is the second release alone with `c = 0`.
@@ -64,8 +77,7 @@ pub struct BoundGrid {
     /// grid only adds candidates, which cost through their logarithm.
     pub steps_per_octave: u32,
     /// Which private statistics of a feature column make its range (default
-    /// [`RangeRule::MedianSpread`]). The target's range is always
-    /// [`RangeRule::MedianSpread`].
+    /// [`RangeRule::Auto`]). The target's range is always [`RangeRule::MedianSpread`].
     #[serde(default)]
     pub rule: RangeRule,
 }
@@ -74,10 +86,17 @@ pub struct BoundGrid {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RangeRule {
+    /// The pipeline chooses from public quantities (`crate::pipeline::feature_range_rule`):
+    /// [`RangeRule::SignedMedian`] for classification with
+    /// [`crate::FeatureBounds::private()`] where the `2p` releases of
+    /// [`RangeRule::MedianSpread`] are unreliable even at the largest share, else
+    /// [`RangeRule::MedianSpread`]. Outside the pipeline it is
+    /// [`RangeRule::MedianSpread`].
+    #[default]
+    Auto,
     /// Two releases per column: the median `c` over the signed grid, then the median
     /// absolute deviation `t` around it over the positive grid; range
     /// `c +- multiplier * t`.
-    #[default]
     MedianSpread,
     /// One release per column: the median `m` of `|v|` over the positive grid; range
     /// `+- multiplier * m`.
@@ -90,13 +109,20 @@ pub enum RangeRule {
     /// `2^-6 ..= 2^2` times `|c|` (a public function of the first release); range
     /// `c +- multiplier * t`.
     MedianRelativeSpread,
+    /// As [`RangeRule::MedianRelativeSpread`] with the spread candidates
+    /// `2^-6 ..= 2^-1.5` times `|c|`: the range is never wider than `c +- 1.06 |c|`
+    /// (the [`RangeRule::SignedMedian`] range) and the spread can only tighten it.
+    MedianCappedSpread,
 }
 
 impl RangeRule {
     /// Releases per column.
     pub fn releases_per_column(self) -> usize {
         match self {
-            RangeRule::MedianSpread | RangeRule::MedianRelativeSpread => 2,
+            RangeRule::Auto
+            | RangeRule::MedianSpread
+            | RangeRule::MedianRelativeSpread
+            | RangeRule::MedianCappedSpread => 2,
             RangeRule::AbsMedian | RangeRule::SignedMedian => 1,
         }
     }
@@ -109,7 +135,7 @@ impl Default for BoundGrid {
             max_exponent: 16,
             multiplier: 3.0,
             steps_per_octave: 2,
-            rule: RangeRule::MedianSpread,
+            rule: RangeRule::Auto,
         }
     }
 }
@@ -262,7 +288,7 @@ pub fn private_feature_range<R: Rng + ?Sized>(
     grid.check()?;
     check_eps(epsilon)?;
     match grid.rule {
-        RangeRule::MedianSpread => private_range(values, epsilon, grid, rng),
+        RangeRule::Auto | RangeRule::MedianSpread => private_range(values, epsilon, grid, rng),
         RangeRule::AbsMedian => {
             let b = private_abs_bound(values, epsilon, grid, rng)?;
             Ok((-b, b))
@@ -274,12 +300,17 @@ pub fn private_feature_range<R: Rng + ?Sized>(
             let s = grid.multiplier / 3.0 * c.abs();
             Ok((c - s, c + s))
         }
-        RangeRule::MedianRelativeSpread => {
+        RangeRule::MedianRelativeSpread | RangeRule::MedianCappedSpread => {
             let mut sorted = values.to_vec();
             sorted.sort_by(f64::total_cmp);
             let c = private_median_of_sorted(&sorted, &signed_candidates(grid), epsilon, rng)?;
             let st = grid.steps_per_octave as i32;
-            let rel: Vec<f64> = (-6 * st..=2 * st)
+            let top = if grid.rule == RangeRule::MedianCappedSpread {
+                -3 * st / 2
+            } else {
+                2 * st
+            };
+            let rel: Vec<f64> = (-6 * st..=top)
                 .map(|k| c.abs() * 2f64.powf(k as f64 / st as f64))
                 .collect();
             let mut dev: Vec<f64> = values.iter().map(|v| (v - c).abs()).collect();
