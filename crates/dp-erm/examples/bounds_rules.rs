@@ -6,7 +6,9 @@
 //! standard error (issue 25).
 //! `cargo run --release -p dp-erm --example bounds_rules -- runs eps [filter]`; with the
 //! filter `diabetes`, the same rules on diabetes regression (private feature and target
-//! ranges; held-out MSE against predicting the mean and the non-private CD).
+//! ranges; held-out MSE against predicting the mean and the non-private CD). The
+//! environment variable `ALG` (`dp-gcd`, `dp-sgd`, `dp-scd` with L2 1e-3) replaces DP-CD
+//! on breast_cancer.
 //!
 //! Each run is seeded (seeds 0..runs) so that the measurement can be repeated bit for bit:
 //! a seed replays the noise, so a model fitted this way is a measurement, never a
@@ -128,6 +130,9 @@ fn main() -> Res<()> {
     let runs: u64 = a.get(1).map_or(Ok(20), |s| s.parse())?;
     let eps: f64 = a.get(2).map_or(Ok(1.0), |s| s.parse())?;
     let filter = a.get(3).cloned().unwrap_or_default();
+    let alg: Algorithm = std::env::var("ALG")
+        .unwrap_or_else(|_| "dp-cd".into())
+        .parse()?;
     if filter == "diabetes" {
         return diabetes(runs, eps);
     }
@@ -213,7 +218,10 @@ fn main() -> Res<()> {
             ));
         }
     }
-    println!("breast_cancer, DP-CD defaults, eps {eps}, delta 1e-5, 20 % test, {runs} seeds");
+    println!(
+        "breast_cancer, {} defaults, eps {eps}, delta 1e-5, 20 % test, {runs} seeds",
+        alg.as_str()
+    );
     for (name, fb, g, e) in configs {
         if !name.contains(filter.as_str()) {
             continue;
@@ -223,7 +231,13 @@ fn main() -> Res<()> {
         let mut share = None;
         let (mut misses, mut loose) = (0usize, 0usize);
         for seed in 0..runs {
-            let r = Pipeline::new(Task::Classification, Algorithm::DpCd)
+            let pl = Pipeline::new(Task::Classification, alg);
+            let pl = if alg == Algorithm::DpScd {
+                pl.penalty(dp_erm::PenaltyKind::L2, 1e-3)
+            } else {
+                pl
+            };
+            let r = pl
                 .privacy(e, 1e-5)
                 .feature_bounds(fb.clone())
                 .bound_grid(g)
