@@ -14,8 +14,9 @@
 //! 1. The split into training and test rows uses a permutation drawn independently of the
 //!    data: free. Only the training rows are used by steps 2-4; the test rows only feed
 //!    the non-private scores.
-//! 2. Bounds: declared ones are public (free); private ones are `p` (features) and 1
-//!    (target) exponential-mechanism releases ([`crate::bounds`]), charged as
+//! 2. Bounds: declared ones are public (free); private ones are one or two
+//!    exponential-mechanism releases per feature column ([`feature_range_rule`]) and two
+//!    for the target ([`crate::bounds`]), charged as
 //!    `Charge::ExponentialMechanism`. Their `(eps_pre, delta_pre)` is the better of basic
 //!    composition of the pure releases (`delta_pre = 0`) and the zCDP composition
 //!    (`eps^2 / 8` each, Bun & Steinke 2016 Prop 1.3 at `delta_pre = share * delta`):
@@ -1568,8 +1569,9 @@ struct PrePlan {
 }
 
 impl PrePlan {
-    /// Charges the planned releases: two per feature column (centre and half-width),
-    /// two for the target.
+    /// Charges the planned releases: `m` for the features (two per column, centre and
+    /// half-width, or one per column: [`BoundGrid::feature_releases`]), two for the
+    /// target.
     fn charge(&self, ledger: &mut Ledger, m: usize) -> Result<()> {
         self.charge_features(ledger, m)?;
         self.charge_target(ledger)
