@@ -515,9 +515,19 @@ fn fit_with<D: PipelineDesign>(
             "feature_bound",
             format!(
                 "private per-column ranges on {:.1} % of epsilon (the share rule of \
-                 dp_erm::feature_share_rule: 20-50 %, more where the rows are few; a private \
-                 median and spread per column; charged, included in bounds_epsilon)",
-                fit.chosen.feature_share.unwrap_or(DEFAULT_FEATURE_SHARE) * 100.0
+                 dp_erm::feature_share_rule: 20-50 %, up to 60 % with one release per column, \
+                 more where the rows are few; {}; charged, included in bounds_epsilon)",
+                fit.chosen.feature_share.unwrap_or(DEFAULT_FEATURE_SHARE) * 100.0,
+                match fit.chosen.feature_range_rule {
+                    Some(dp_erm::RangeRule::SignedMedian) => {
+                        "one private median c per column, range c +- |c| (dp_erm::feature_range_rule: \
+                         two releases per column would be unreliable at this budget)"
+                    }
+                    Some(dp_erm::RangeRule::AbsMedian) => {
+                        "one private median m of |x| per column, range +- 3 m"
+                    }
+                    _ => "a private median and spread per column",
+                }
             ),
         ),
     }
