@@ -81,14 +81,22 @@ fn smoke_profile_writes_consistent_outputs() {
         report.contains("## Private selection (charged)"),
         "{report}"
     );
-    assert!(report.contains("* No-tuning defaults:"), "{report}");
-    assert!(report.contains("* Private selection, charged:"), "{report}");
-    assert!(report.contains("target"), "{report}");
+    // The reading is a verdict per declared target, then the comparisons behind them.
+    assert!(report.contains(": eps 1, no-tuning defaults:"), "{report}");
+    assert!(
+        report.contains(": eps 1, private selection (charged):"),
+        "{report}"
+    );
+    assert!(report.contains("targets met"), "{report}");
+    assert!(
+        report.contains("### Every comparison behind the verdicts"),
+        "{report}"
+    );
     // A missed selection target names the fully private alternative that spends nothing
     // on a search: the no-tuning defaults.
     for line in report
         .lines()
-        .filter(|l| l.starts_with("* Private selection, charged:") && l.contains("**missed"))
+        .filter(|l| l.starts_with("- **missed**: eps") && l.contains("private selection (charged)"))
     {
         assert!(line.contains("the no-tuning defaults ("), "{line}");
     }
