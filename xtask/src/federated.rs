@@ -3,11 +3,12 @@
 //! made at run time), checked bit for bit against the in-process transport.
 
 use anyhow::{bail, Context, Result};
-use dp_federated::job::{Job, PartySecrets};
 use dp_federated::loopback::{self, synthetic_lasso};
+use dp_federated::party::PartySecrets;
 use dp_federated::processes::{run_server, Launcher, Processes};
 use dp_federated::split_contiguous;
 use dp_federated::tls::TestPki;
+use dp_optim::DistDpFwParams;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -63,16 +64,16 @@ pub fn run(args: Args) -> Result<()> {
     let (cols, y) = synthetic_lasso(args.n, args.p, 2018);
     let full = (cols.clone(), y.clone());
     let data = split_contiguous(cols, y, k)?;
-    let job = Job::new(
-        1.0,
-        args.rounds,
-        args.sketch_dim,
-        7,
-        args.epsilon,
-        1e-5,
-        1.0,
-        1.0,
-    );
+    let job = DistDpFwParams::new(1.0)
+        .parties(k)
+        .iterations(args.rounds)
+        .sketch_dim(args.sketch_dim)
+        .sketch_seed(7)
+        .epsilon(args.epsilon)
+        .delta(1e-5)
+        .feature_bound(1.0)
+        .label_bound(1.0)
+        .build()?;
     let seeds: Vec<u64> = (0..k as u64).map(|i| 1000 + i).collect();
     let secrets = || {
         seeds

@@ -3,9 +3,11 @@
 
 use crate::coordinator;
 use crate::grpc::{serve_party, CoordinatorTls, ExitMode, Grpc, PartyTls, Served};
-use crate::job::{InjectedFault, Job, PartyData, PartyHost, PartySecrets};
+use crate::party::{InjectedFault, PartyData, PartyHost, PartySecrets};
 use crate::tls::read_pem;
-use crate::FedError;
+use crate::{wire, FedError};
+use dp_optim::dist_fw::RadiusMode;
+use dp_optim::{DistDpFw, DistDpFwParams};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -114,6 +116,21 @@ pub struct ServerArgs {
     /// CA every party's certificate must chain to (PEM).
     #[arg(long)]
     pub party_ca: PathBuf,
+    /// The public parameters of the fit.
+    #[command(flatten)]
+    pub job: JobArgs,
+    /// Deadline of every answer, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    pub deadline_ms: u64,
+    /// Include every iterate in the output.
+    #[arg(long)]
+    pub iterates: bool,
+}
+
+/// The job's flags on the server's command line: every public parameter of a
+/// [`DistDpFwParams`] the protocol carries (`K` is the number of `--party` addresses).
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct JobArgs {
     /// l1 radius eta.
     #[arg(long)]
     pub radius: f64,
@@ -141,27 +158,80 @@ pub struct ServerArgs {
     /// Coordinates sampled per party per round (default: the smallest block).
     #[arg(long)]
     pub tau: Option<usize>,
-    /// Deadline of every answer, in milliseconds.
-    #[arg(long, default_value_t = 10_000)]
-    pub deadline_ms: u64,
-    /// Include every iterate in the output.
+    /// Radius of each party's l1 ball: per-party (eta each) or split (eta / K each).
+    #[arg(long, default_value = "per-party", value_parser = parse_radius_mode)]
+    pub radius_mode: RadiusMode,
+    /// Fraction of each round's budget spent on the selection.
+    #[arg(long, default_value_t = 0.5)]
+    pub selection_share: f64,
+    /// Residual clip C_res (default: B K r_k + Y).
     #[arg(long)]
-    pub iterates: bool,
+    pub residual_clip: Option<f64>,
+}
+
+fn parse_radius_mode(s: &str) -> Result<RadiusMode, String> {
+    wire::radius_mode(s).ok_or_else(|| format!("{s:?}: expected per-party or split"))
+}
+
+impl JobArgs {
+    /// The job for `parties` parties (checked by the caller's `build()`).
+    pub fn params(&self, parties: usize) -> DistDpFwParams {
+        let mut p = DistDpFwParams::new(self.radius)
+            .parties(parties)
+            .iterations(self.rounds)
+            .sketch_dim(self.sketch_dim)
+            .sketch_seed(self.sketch_seed)
+            .epsilon(self.epsilon)
+            .delta(self.delta)
+            .feature_bound(self.feature_bound)
+            .label_bound(self.label_bound)
+            .radius_mode(self.radius_mode)
+            .selection_share(self.selection_share);
+        if let Some(t) = self.tau {
+            p = p.tau(t);
+        }
+        if let Some(c) = self.residual_clip {
+            p = p.residual_clip(c);
+        }
+        p
+    }
+
+    /// The flags that give back `job` (numbers in Rust's shortest round-trip form, so
+    /// the server process runs exactly this job). A job the protocol cannot carry is
+    /// refused as [`wire::setup`] refuses it.
+    pub fn to_args(job: &DistDpFw) -> Result<Vec<String>, FedError> {
+        // The same check as the setup message (the calibration).
+        wire::setup(job, 0, 1, 1)?;
+        let privacy = job.privacy();
+        let (b, y) = job.bounds();
+        let mut out: Vec<String> = [
+            ("--radius", job.radius().to_string()),
+            ("--rounds", job.iterations().to_string()),
+            ("--sketch-dim", job.sketch_dim().to_string()),
+            ("--sketch-seed", job.sketch_seed().to_string()),
+            ("--epsilon", privacy.epsilon.get().to_string()),
+            ("--delta", privacy.delta.get().to_string()),
+            ("--feature-bound", b.to_string()),
+            ("--label-bound", y.to_string()),
+            ("--radius-mode", job.radius_mode().name().to_string()),
+            ("--selection-share", job.selection_share().to_string()),
+        ]
+        .into_iter()
+        .flat_map(|(k, v)| [k.to_string(), v])
+        .collect();
+        if let Some(t) = job.tau() {
+            out.extend(["--tau".to_string(), t.to_string()]);
+        }
+        if let Some(c) = job.residual_clip() {
+            out.extend(["--residual-clip".to_string(), c.to_string()]);
+        }
+        Ok(out)
+    }
 }
 
 /// Runs one fit and returns its JSON (the iterates also as raw `u64` bits).
 pub fn run_server(args: ServerArgs) -> Result<String, FedError> {
-    let mut job = Job::new(
-        args.radius,
-        args.rounds,
-        args.sketch_dim,
-        args.sketch_seed,
-        args.epsilon,
-        args.delta,
-        args.feature_bound,
-        args.label_bound,
-    );
-    job.tau = args.tau;
+    let job = args.job.params(args.parties.len()).build()?;
     let tls = CoordinatorTls {
         cert: read_pem(&args.cert)?,
         key: read_pem(&args.key)?,
@@ -182,4 +252,49 @@ pub fn run_server(args: ServerArgs) -> Result<String, FedError> {
         "seconds": seconds,
     });
     serde_json::to_string(&out).map_err(|e| FedError::Config(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Server {
+        #[command(flatten)]
+        job: JobArgs,
+    }
+
+    /// The process launcher starts the server with `JobArgs::to_args(job)`: the server
+    /// must rebuild exactly `job`, the optional parameters included (before, the
+    /// launcher dropped the radius mode, the selection share and the residual clip, so
+    /// a process run of such a job ran another one).
+    #[test]
+    fn the_job_flags_give_back_the_job() {
+        let base = DistDpFwParams::new(0.7)
+            .parties(3)
+            .iterations(12)
+            .sketch_dim(5)
+            .sketch_seed(99)
+            .epsilon(0.1 + 0.2)
+            .delta(1.0 / 3.0 * 1e-5)
+            .feature_bound(1.5)
+            .label_bound(0.25);
+        let full = base
+            .clone()
+            .tau(2)
+            .radius_mode(RadiusMode::Split)
+            .selection_share(0.35)
+            .residual_clip(2.75);
+        for prm in [base, full] {
+            let job = prm.build().unwrap();
+            let mut argv = vec!["server".to_string()];
+            argv.extend(JobArgs::to_args(&job).unwrap());
+            let back = Server::parse_from(argv).job.params(3).build().unwrap();
+            assert_eq!(
+                wire::setup(&back, 0, 10, 6).unwrap(),
+                wire::setup(&job, 0, 10, 6).unwrap()
+            );
+        }
+    }
 }

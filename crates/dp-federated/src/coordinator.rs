@@ -1,15 +1,16 @@
 //! The server role (the coordinator) and the [`Transport`] trait it talks through.
 
 use crate::error::{Fault, FedError, Phase, Result};
-use crate::job::Job;
 use crate::pb;
-use dp_optim::dist_fw::{Server, Uplink};
+use crate::wire;
+use dp_optim::dist_fw::{Server, UplinkFault};
+use dp_optim::{DistDpFw, OptimError};
 use prost::Message;
 use serde::Serialize;
 
-/// Bytes of the encoded protobuf messages, per party and direction. Both transports
-/// count the same thing: the protobuf encoding of each message sent or received (the
-/// gRPC frame header, HTTP/2 and TLS overhead are not included).
+/// Bytes of the encoded protobuf messages, per party and direction: the protobuf
+/// encoding of each message sent or received (the gRPC frame header, HTTP/2 and TLS
+/// overhead are not included). Counted once, by [`run`], whatever the transport.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Traffic {
     /// Server to party `k`, setup messages.
@@ -34,10 +35,23 @@ impl Traffic {
     }
 }
 
+/// Adds each message's encoded length to its party's count.
+fn count<M: Message>(bytes: &mut [u64], messages: &[M]) {
+    for (b, m) in bytes.iter_mut().zip(messages) {
+        *b += m.encoded_len() as u64;
+    }
+}
+
+/// Adds the encoded length of one message sent to every party.
+fn count_broadcast<M: Message>(bytes: &mut [u64], message: &M) {
+    let len = message.encoded_len() as u64;
+    bytes.iter_mut().for_each(|b| *b += len);
+}
+
 /// How the server reaches the parties. One call per protocol step; each returns one
 /// answer per party, in party order, or the first party failure (naming the party and
-/// the phase). Implementations count the encoded bytes of every message in
-/// [`Traffic`].
+/// the phase). A transport moves and decodes messages; it neither validates them (the
+/// server role does) nor counts their bytes ([`run`] does).
 pub trait Transport {
     /// Number of parties.
     fn parties(&self) -> usize;
@@ -49,8 +63,6 @@ pub trait Transport {
     fn round(&mut self, down: &pb::Downlink) -> Result<Vec<pb::Uplink>>;
     /// Tells every party to stop (best effort: a dead party is skipped).
     fn stop(&mut self, reason: &str);
-    /// Bytes so far.
-    fn traffic(&self) -> &Traffic;
 }
 
 /// The result of a completed fit.
@@ -100,52 +112,15 @@ impl FitOutcome {
     }
 }
 
-/// Validates one uplink against what the server expects of party `k` in round `t`.
-fn check_uplink(
-    u: &pb::Uplink,
-    k: usize,
-    t: u64,
-    m: usize,
-    features: &[u64],
-) -> std::result::Result<Uplink, (Fault, String)> {
-    if u.party as usize != k || u.round != t {
-        return Err((
-            Fault::OutOfRound,
-            format!("uplink says party {} round {}", u.party, u.round),
-        ));
-    }
-    if u.sign != 1 && u.sign != -1 {
-        return Err((Fault::Malformed, format!("sign {} is not +-1", u.sign)));
-    }
-    if u.sketch.len() != m {
-        return Err((
-            Fault::Malformed,
-            format!("sketch has {} entries, expected m = {m}", u.sketch.len()),
-        ));
-    }
-    if u.sketch.iter().any(|v| !v.is_finite()) {
-        return Err((Fault::Malformed, "sketch has non-finite entries".into()));
-    }
-    if features.binary_search(&u.index).is_err() {
-        return Err((
-            Fault::Malformed,
-            format!("index {} is not one of the party's features", u.index),
-        ));
-    }
-    Ok(Uplink {
-        party: k,
-        round: t,
-        index: u.index as usize,
-        sign: u.sign as i8,
-        sketch: u.sketch.clone(),
-    })
-}
-
-/// Runs the whole fit through `transport`: describe, configure, `T` rounds, stop.
-/// On any failure it tells the parties to stop and returns the error; no iterate is
-/// returned (nothing is released after a failure). With `keep_iterates` every `x^t`
+/// Runs the whole fit of `job` through `transport`: describe, configure, `T` rounds,
+/// stop. On any failure it tells the parties to stop and returns the error; no iterate
+/// is returned (nothing is released after a failure). With `keep_iterates` every `x^t`
 /// is kept (for bit-equality checks).
-pub fn run(transport: &mut dyn Transport, job: &Job, keep_iterates: bool) -> Result<FitOutcome> {
+pub fn run(
+    transport: &mut dyn Transport,
+    job: &DistDpFw,
+    keep_iterates: bool,
+) -> Result<FitOutcome> {
     match run_inner(transport, job, keep_iterates) {
         Ok(out) => {
             transport.stop("");
@@ -158,14 +133,28 @@ pub fn run(transport: &mut dyn Transport, job: &Job, keep_iterates: bool) -> Res
     }
 }
 
-fn run_inner(transport: &mut dyn Transport, job: &Job, keep_iterates: bool) -> Result<FitOutcome> {
+fn run_inner(
+    transport: &mut dyn Transport,
+    job: &DistDpFw,
+    keep_iterates: bool,
+) -> Result<FitOutcome> {
     let k = transport.parties();
-    if k == 0 {
-        return Err(FedError::Config("no parties".into()));
+    if k != job.parties() {
+        return Err(FedError::PartyCount {
+            job: job.parties(),
+            transport: k,
+        });
     }
-    // The server checks the public parameters the same way each party will.
-    let solver = job.solver(k)?;
+    let mut traffic = Traffic::new(k);
     let shapes = transport.describe()?;
+    if shapes.len() != k {
+        return Err(FedError::Config(format!(
+            "the transport returned {} shapes for {k} parties",
+            shapes.len()
+        )));
+    }
+    count_broadcast(&mut traffic.setup_down, &pb::Describe {});
+    count(&mut traffic.setup_up, &shapes);
     let n = shapes[0].samples as usize;
     let mut next = 0u64;
     for (i, s) in shapes.iter().enumerate() {
@@ -189,8 +178,10 @@ fn run_inner(transport: &mut dyn Transport, job: &Job, keep_iterates: bool) -> R
         }
     }
     let p = next as usize;
-    let setup = solver.setup(n, p)?;
-    for (i, (s, b)) in shapes.iter().zip(&setup.blocks).enumerate() {
+    // The server's part of the public setup: the partition and the step schedule (the
+    // sketch is the parties' business).
+    let layout = job.layout(n, p)?;
+    for (i, (s, b)) in shapes.iter().zip(&layout.blocks).enumerate() {
         if s.features.len() != b.len() {
             return Err(FedError::Config(format!(
                 "party {i} holds {} features, the plan for p = {p}, K = {k} gives it {}",
@@ -199,57 +190,73 @@ fn run_inner(transport: &mut dyn Transport, job: &Job, keep_iterates: bool) -> R
             )));
         }
     }
-    let setups: Vec<_> = (0..k).map(|i| job.to_setup(i, k, n, p)).collect();
+    let setups = (0..k)
+        .map(|i| wire::setup(job, i, n, p))
+        .collect::<Result<Vec<_>>>()?;
     let replies = transport.configure(&setups)?;
-    let m = job.sketch_dim;
-    let mut server = Server::new(p, m, k, setup.party_radius, setup.sampling_probability)
-        .with_blocks(setup.blocks.clone());
+    count(&mut traffic.setup_down, &setups);
+    count(&mut traffic.setup_up, &replies);
+    let m = job.sketch_dim();
+    let mut server = Server::new(p, m, k, layout.party_radius, layout.sampling_probability)
+        .with_blocks(layout.blocks);
     let mut iterates = Vec::new();
-    for t in 0..job.rounds {
-        let down = server.downlink();
-        let msg = pb::Downlink {
-            round: down.round,
-            q_hat: down.q_hat,
-        };
-        let ups = transport.round(&msg)?;
-        let mut checked = Vec::with_capacity(k);
-        for (i, u) in ups.iter().enumerate() {
-            checked.push(
-                check_uplink(u, i, t, m, &shapes[i].features)
-                    .map_err(|(f, d)| FedError::party(i, Phase::Round(t), f, d))?,
-            );
-        }
-        server.receive(&checked)?;
+    for t in 0..job.iterations() {
+        let down = wire::downlink_to_pb(server.downlink());
+        let ups = transport.round(&down)?;
+        count_broadcast(&mut traffic.down, &down);
+        count(&mut traffic.up, &ups);
+        let ups = ups
+            .into_iter()
+            .enumerate()
+            .map(|(i, u)| {
+                wire::uplink_from_pb(u).map_err(|(f, d)| FedError::party(i, Phase::Round(t), f, d))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // The one validation of the uplinks: the server role's.
+        server.receive(&ups).map_err(|e| match e {
+            OptimError::Uplink(r) => FedError::party(
+                r.party,
+                Phase::Round(r.round),
+                match r.kind {
+                    UplinkFault::OutOfRound => Fault::OutOfRound,
+                    _ => Fault::Malformed,
+                },
+                r.detail,
+            ),
+            other => FedError::Optim(other),
+        })?;
         if keep_iterates {
             iterates.push(server.x().to_vec());
         }
     }
     let x = server.x().to_vec();
     if x.iter().any(|v| !v.is_finite()) {
-        return Err(FedError::Config(
+        return Err(FedError::Optim(OptimError::Diverged(
             "the iterate is not finite: check the data and bounds".into(),
-        ));
+        )));
     }
+    let rounds = job.iterations();
     let baseline = pb::Uplink {
         party: (k - 1) as u32,
-        round: job.rounds.saturating_sub(1),
+        round: rounds.saturating_sub(1),
         index: (p - 1) as u64,
         sign: -1,
         sketch: vec![0.0; n],
     }
     .encoded_len() as u64
-        * job.rounds;
+        * rounds;
+    let privacy = job.privacy();
     Ok(FitOutcome {
         coefficients: x,
         iterates,
-        rounds: job.rounds,
+        rounds,
         samples: n,
         dim: p,
         parties: k,
         party_epsilon: replies.iter().map(|r| r.ledger_epsilon).collect(),
-        epsilon: job.epsilon,
-        delta: job.delta,
-        traffic: transport.traffic().clone(),
+        epsilon: privacy.epsilon.get(),
+        delta: privacy.delta.get(),
+        traffic,
         unsketched_uplink_bytes: baseline,
     })
 }

@@ -4,6 +4,7 @@ use std::fmt;
 
 /// What went wrong with one party.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Fault {
     /// The party's process or thread is gone (connection closed, channel dropped).
     Died,
@@ -34,6 +35,7 @@ impl fmt::Display for Fault {
 
 /// Where a party failed: in the setup phase or in round `t`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Phase {
     /// Before round 0 (describe / configure).
     Setup,
@@ -66,6 +68,35 @@ pub enum FedError {
         /// Details (the transport's or the validator's message).
         detail: String,
     },
+    /// The job is for another number of parties than the transport reaches.
+    #[error("the job is for K = {job} parties, the transport reaches {transport}")]
+    PartyCount {
+        /// `K` of the job.
+        job: usize,
+        /// Parties the transport reaches.
+        transport: usize,
+    },
+    /// A setup message that does not describe a job (an unknown radius mode, a value out
+    /// of range), or a job the protocol cannot carry.
+    #[error("setup field {field}: {detail}")]
+    Setup {
+        /// The field of `pb::Setup` (or of the job).
+        field: &'static str,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// The server process (launched by `processes::run_server`) failed; its own message
+    /// (which names the party and the round of a party failure) follows.
+    #[error("the server process failed: {stderr}")]
+    ServerProcess {
+        /// Its exit status.
+        status: String,
+        /// What it printed on standard error.
+        stderr: String,
+    },
+    /// The server process did not finish in time (it was killed).
+    #[error("the server did not finish within {0:?}")]
+    ServerTimeout(std::time::Duration),
     /// Bad parameters or inconsistent parties (shapes, blocks).
     #[error("invalid configuration: {0}")]
     Config(String),

@@ -4,9 +4,9 @@
 //! address the organisation publishes, while the coordinator of a fit is a client that
 //! comes and goes (the same parties can serve later fits).
 
-use crate::coordinator::{Traffic, Transport};
+use crate::coordinator::Transport;
 use crate::error::{Fault, FedError, Phase, Result};
-use crate::job::{PartyHost, RoundReply};
+use crate::party::{PartyHost, RoundReply};
 use crate::pb;
 use crate::pb::party_client::PartyClient;
 use crate::pb::party_server::{Party, PartyServer};
@@ -103,7 +103,7 @@ impl Party for Service {
         let s = req.into_inner();
         self.with_host(|h| h.configure(&s))?
             .map(Response::new)
-            .map_err(Status::failed_precondition)
+            .map_err(|e| Status::failed_precondition(e.to_string()))
     }
     async fn round(
         &self,
@@ -113,7 +113,7 @@ impl Party for Service {
         let host = self.host.clone();
         self.touch();
         let reply = tokio::task::spawn_blocking(move || match host.lock() {
-            Ok(mut h) => h.round(&d),
+            Ok(mut h) => h.round(&d).map_err(|e| e.to_string()),
             Err(_) => Err("party state poisoned".to_string()),
         })
         .await
@@ -207,7 +207,6 @@ pub struct Grpc {
     rt: tokio::runtime::Runtime,
     clients: Vec<PartyClient<Channel>>,
     deadline: Duration,
-    traffic: Traffic,
 }
 
 fn fault_of(s: &Status) -> Fault {
@@ -269,12 +268,10 @@ impl Grpc {
             })?;
             clients.push(PartyClient::new(ch));
         }
-        let k = clients.len();
         Ok(Self {
             rt,
             clients,
             deadline,
-            traffic: Traffic::new(k),
         })
     }
 
@@ -287,21 +284,13 @@ impl Grpc {
             std::future::Future<Output = std::result::Result<Response<A>, Status>> + Send + 'static,
     {
         let deadline = self.deadline;
-        let mut sent = Vec::with_capacity(reqs.len());
         let mut handles = Vec::with_capacity(reqs.len());
         let _guard = self.rt.enter();
         for (c, q) in self.clients.iter().zip(reqs) {
-            sent.push(q.encoded_len() as u64);
             let fut = call(c.clone(), q);
             handles.push(tokio::spawn(async move {
                 tokio::time::timeout(deadline, fut).await
             }));
-        }
-        for (i, len) in sent.iter().enumerate() {
-            match phase {
-                Phase::Setup => self.traffic.setup_down[i] += len,
-                Phase::Round(_) => self.traffic.down[i] += len,
-            }
         }
         let results = self.rt.block_on(async {
             let mut out = Vec::with_capacity(handles.len());
@@ -332,11 +321,6 @@ impl Grpc {
                 }
                 Err(e) => return Err(FedError::party(i, phase, Fault::Died, e.to_string())),
             };
-            let len = a.encoded_len() as u64;
-            match phase {
-                Phase::Setup => self.traffic.setup_up[i] += len,
-                Phase::Round(_) => self.traffic.up[i] += len,
-            }
             answers.push(a);
         }
         Ok(answers)
@@ -382,8 +366,5 @@ impl Transport for Grpc {
                 let _ = h.await;
             }
         });
-    }
-    fn traffic(&self) -> &Traffic {
-        &self.traffic
     }
 }

@@ -1,21 +1,23 @@
 //! The in-process transport: every party runs on its own thread and owns its data; the
 //! server and the parties exchange only the protobuf-encoded bytes of the messages
-//! over channels, so the byte counts are those of the gRPC transport's messages.
+//! over channels, as the gRPC transport does.
 
-use crate::coordinator::{Traffic, Transport};
+use crate::coordinator::Transport;
 use crate::error::{Fault, FedError, Phase, Result};
-use crate::job::{PartyHost, RoundReply};
+use crate::party::{PartyHost, RoundReply};
 use crate::pb;
 use prost::Message;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// A request to a party thread: the encoded message (`Describe` and `Finish` carry
+/// nothing a party reads).
 enum Request {
-    Describe(Vec<u8>),
+    Describe,
     Configure(Vec<u8>),
     Round(Vec<u8>),
-    Stop(Vec<u8>),
+    Stop,
 }
 
 type Reply = std::result::Result<Vec<u8>, String>;
@@ -30,7 +32,6 @@ struct Link {
 pub struct InProcess {
     links: Vec<Link>,
     deadline: Duration,
-    traffic: Traffic,
 }
 
 impl std::fmt::Debug for InProcess {
@@ -45,15 +46,15 @@ impl std::fmt::Debug for InProcess {
 fn party_loop(mut host: PartyHost, rx: Receiver<Request>, tx: Sender<Reply>) {
     while let Ok(req) = rx.recv() {
         let reply: Reply = match req {
-            Request::Describe(_) => Ok(host.describe().encode_to_vec()),
+            Request::Describe => Ok(host.describe().encode_to_vec()),
             Request::Configure(b) => pb::Setup::decode(b.as_slice())
                 .map_err(|e| e.to_string())
-                .and_then(|s| host.configure(&s))
+                .and_then(|s| host.configure(&s).map_err(|e| e.to_string()))
                 .map(|r| r.encode_to_vec()),
             Request::Round(b) => {
                 match pb::Downlink::decode(b.as_slice())
                     .map_err(|e| e.to_string())
-                    .and_then(|d| host.round(&d))
+                    .and_then(|d| host.round(&d).map_err(|e| e.to_string()))
                 {
                     Ok(RoundReply::Uplink(u)) => Ok(u.encode_to_vec()),
                     Ok(RoundReply::Exit) => return,
@@ -65,7 +66,7 @@ fn party_loop(mut host: PartyHost, rx: Receiver<Request>, tx: Sender<Reply>) {
                     Err(e) => Err(e),
                 }
             }
-            Request::Stop(_) => {
+            Request::Stop => {
                 // No answer (the server does not wait for one); ending the thread
                 // closes the channel, so any later request fails as "died".
                 host.stop();
@@ -81,7 +82,6 @@ fn party_loop(mut host: PartyHost, rx: Receiver<Request>, tx: Sender<Reply>) {
 impl InProcess {
     /// Starts one thread per party. `deadline` bounds each answer.
     pub fn start(hosts: Vec<PartyHost>, deadline: Duration) -> Self {
-        let k = hosts.len();
         let links = hosts
             .into_iter()
             .enumerate()
@@ -99,11 +99,7 @@ impl InProcess {
                 }
             })
             .collect();
-        Self {
-            links,
-            deadline,
-            traffic: Traffic::new(k),
-        }
+        Self { links, deadline }
     }
 
     /// Sends one request to every party, then collects the answers in party order.
@@ -114,24 +110,13 @@ impl InProcess {
     ) -> Result<Vec<T>> {
         let k = self.links.len();
         for i in 0..k {
-            let req = make(i);
-            let len = match &req {
-                Request::Describe(b)
-                | Request::Configure(b)
-                | Request::Round(b)
-                | Request::Stop(b) => b.len() as u64,
-            };
-            if self.links[i].tx.send(req).is_err() {
+            if self.links[i].tx.send(make(i)).is_err() {
                 return Err(FedError::party(
                     i,
                     phase,
                     Fault::Died,
                     "its thread has ended",
                 ));
-            }
-            match phase {
-                Phase::Setup => self.traffic.setup_down[i] += len,
-                Phase::Round(_) => self.traffic.down[i] += len,
             }
         }
         let start = std::time::Instant::now();
@@ -158,10 +143,6 @@ impl InProcess {
                     ))
                 }
             };
-            match phase {
-                Phase::Setup => self.traffic.setup_up[i] += bytes.len() as u64,
-                Phase::Round(_) => self.traffic.up[i] += bytes.len() as u64,
-            }
             out.push(
                 T::decode(bytes.as_slice())
                     .map_err(|e| FedError::party(i, phase, Fault::Malformed, e.to_string()))?,
@@ -176,8 +157,7 @@ impl Transport for InProcess {
         self.links.len()
     }
     fn describe(&mut self) -> Result<Vec<pb::Shape>> {
-        let b = pb::Describe {}.encode_to_vec();
-        self.exchange(Phase::Setup, |_| Request::Describe(b.clone()))
+        self.exchange(Phase::Setup, |_| Request::Describe)
     }
     fn configure(&mut self, setups: &[pb::Setup]) -> Result<Vec<pb::SetupReply>> {
         self.exchange(Phase::Setup, |i| {
@@ -188,18 +168,11 @@ impl Transport for InProcess {
         let b = down.encode_to_vec();
         self.exchange(Phase::Round(down.round), |_| Request::Round(b.clone()))
     }
-    fn stop(&mut self, reason: &str) {
-        let b = pb::Finish {
-            reason: reason.into(),
-        }
-        .encode_to_vec();
+    fn stop(&mut self, _reason: &str) {
         for link in &mut self.links {
             // A dead or hung party is skipped: the send fails or nobody answers.
-            let _ = link.tx.send(Request::Stop(b.clone()));
+            let _ = link.tx.send(Request::Stop);
         }
-    }
-    fn traffic(&self) -> &Traffic {
-        &self.traffic
     }
 }
 

@@ -6,8 +6,9 @@ use crate::coordinator::{self, FitOutcome};
 use crate::error::{FedError, Result};
 use crate::grpc::{serve_party, CoordinatorTls, ExitMode, Grpc, PartyTls};
 use crate::inproc::InProcess;
-use crate::job::{Job, PartyData, PartyHost, PartySecrets};
+use crate::party::{PartyData, PartyHost, PartySecrets};
 use crate::tls::TestPki;
+use dp_optim::DistDpFw;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -24,7 +25,7 @@ pub struct LoopbackRun {
 /// Runs `job` over gRPC with mutual TLS on 127.0.0.1: `data[k]` and `secrets[k]` go to
 /// party `k`. `deadline` bounds every answer.
 pub fn run(
-    job: &Job,
+    job: &DistDpFw,
     data: Vec<PartyData>,
     secrets: Vec<PartySecrets>,
     deadline: Duration,
@@ -91,7 +92,7 @@ pub fn run(
 
 /// The same configuration through the in-process transport, timed the same way.
 pub fn run_in_process(
-    job: &Job,
+    job: &DistDpFw,
     data: Vec<PartyData>,
     secrets: Vec<PartySecrets>,
     deadline: Duration,

@@ -3,10 +3,12 @@
 //! success and on error alike, so no party outlives its launcher; a party also exits
 //! by itself after the server's Stop or after its idle time.
 
+use crate::cli::JobArgs;
 use crate::coordinator::FitOutcome;
 use crate::error::{FedError, Result};
-use crate::job::{InjectedFault, Job, PartyData};
+use crate::party::{InjectedFault, PartyData};
 use crate::tls::TestPki;
+use dp_optim::DistDpFw;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -213,12 +215,13 @@ pub struct TrafficJson {
 
 /// Runs `server_bin` against `addrs` with the certificates in `dir`; returns its
 /// output, or its error message (it names the party and the round) as
-/// [`FedError::Config`]. The server process is killed after `timeout`.
+/// [`FedError::ServerProcess`]. The server process is killed after `timeout`
+/// ([`FedError::ServerTimeout`]).
 pub fn run_server(
     server: &Launcher,
     dir: &Path,
     addrs: &[String],
-    job: &Job,
+    job: &DistDpFw,
     deadline: Duration,
     iterates: bool,
     timeout: Duration,
@@ -233,29 +236,8 @@ pub fn run_server(
         .arg(dir.join("coordinator.key"))
         .arg("--party-ca")
         .arg(dir.join("party-ca.pem"))
-        .args([
-            "--radius",
-            &job.radius.to_string(),
-            "--rounds",
-            &job.rounds.to_string(),
-            "--sketch-dim",
-            &job.sketch_dim.to_string(),
-            "--sketch-seed",
-            &job.sketch_seed.to_string(),
-            "--epsilon",
-            &job.epsilon.to_string(),
-            "--delta",
-            &job.delta.to_string(),
-            "--feature-bound",
-            &job.feature_bound.to_string(),
-            "--label-bound",
-            &job.label_bound.to_string(),
-            "--deadline-ms",
-            &deadline.as_millis().to_string(),
-        ]);
-    if let Some(t) = job.tau {
-        cmd.args(["--tau", &t.to_string()]);
-    }
+        .args(JobArgs::to_args(job)?)
+        .args(["--deadline-ms", &deadline.as_millis().to_string()]);
     if iterates {
         cmd.arg("--iterates");
     }
@@ -284,9 +266,7 @@ pub fn run_server(
             Ok(None) if start.elapsed() > timeout => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(FedError::Config(format!(
-                    "the server did not finish within {timeout:?}"
-                )));
+                return Err(FedError::ServerTimeout(timeout));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
             Err(e) => return Err(FedError::io("waiting for the server", e)),
@@ -295,9 +275,10 @@ pub fn run_server(
     let stdout = out_t.join().unwrap_or_default();
     let stderr = err_t.join().unwrap_or_default();
     if !status.success() {
-        return Err(FedError::Config(
-            String::from_utf8_lossy(&stderr).trim().to_string(),
-        ));
+        return Err(FedError::ServerProcess {
+            status: status.to_string(),
+            stderr: String::from_utf8_lossy(&stderr).trim().to_string(),
+        });
     }
     serde_json::from_slice(&stdout)
         .map_err(|e| FedError::Config(format!("the server's output is not its JSON: {e}")))

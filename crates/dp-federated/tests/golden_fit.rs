@@ -10,9 +10,10 @@
 //!
 //! and review the diff.
 
-use dp_federated::job::{Job, PartySecrets};
 use dp_federated::loopback::{self, synthetic_lasso};
+use dp_federated::party::PartySecrets;
 use dp_federated::split_contiguous;
+use dp_optim::DistDpFwParams;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -28,7 +29,17 @@ fn current() -> Vec<String> {
     let mut out = Vec::new();
     for k in [2usize, 3] {
         let (cols, y) = synthetic_lasso(60, 9, 3);
-        let job = Job::new(1.0, 25, 12, 5, 2.0, 1e-5, 1.0, 1.0);
+        let job = DistDpFwParams::new(1.0)
+            .parties(k)
+            .iterations(25)
+            .sketch_dim(12)
+            .sketch_seed(5)
+            .epsilon(2.0)
+            .delta(1e-5)
+            .feature_bound(1.0)
+            .label_bound(1.0)
+            .build()
+            .unwrap();
         let data = split_contiguous(cols, y, k).unwrap();
         let secrets = (0..k)
             .map(|i| PartySecrets::from_u64(40 + i as u64))

@@ -30,15 +30,15 @@
 //! variants (their figures are in docs/privacy/audit.md section 4).
 
 use dp_accounting::testing::{AuditReport, Auditor, Side};
-use dp_federated::coordinator::{self, Traffic, Transport};
+use dp_federated::coordinator::{self, Transport};
 use dp_federated::inproc::InProcess;
-use dp_federated::job::{Job, PartyData, PartyHost, PartySecrets};
+use dp_federated::party::{PartyData, PartyHost, PartySecrets};
 use dp_federated::pb;
 use dp_federated::split_contiguous;
 use dp_models::{Dataset, DenseDesign};
 use dp_optim::dist_fw::Sketch;
 use dp_optim::fw_plan::FwPlan;
-use dp_optim::{Solver, SolverPlan};
+use dp_optim::{DistDpFw, DistDpFwParams, Solver, SolverPlan};
 use rand::RngCore;
 use std::time::Duration;
 
@@ -73,15 +73,12 @@ impl Transport for Recording {
     fn stop(&mut self, reason: &str) {
         self.inner.stop(reason)
     }
-    fn traffic(&self) -> &Traffic {
-        self.inner.traffic()
-    }
 }
 
 /// The audited setup: the job, both sides' data, the public direction `u` and the
 /// sketch noise `sigma` (from the in-process solver's plan, the same calibration).
 struct Setup {
-    job: Job,
+    job: DistDpFw,
     k: usize,
     d: Vec<PartyData>,
     d2: Vec<PartyData>,
@@ -91,9 +88,19 @@ struct Setup {
 
 fn setup() -> Setup {
     let (n, k, m, rounds) = (4usize, 2usize, 4usize, 3u64);
-    let mut job = Job::new(1.0, rounds, m, 11, 1.0, 1e-3, 1.0, 1.0);
-    job.residual_clip = Some(1.0);
-    let sketch = Sketch::generate(m, n, job.sketch_seed).unwrap();
+    let job = DistDpFwParams::new(1.0)
+        .parties(k)
+        .iterations(rounds)
+        .sketch_dim(m)
+        .sketch_seed(11)
+        .epsilon(1.0)
+        .delta(1e-3)
+        .feature_bound(1.0)
+        .label_bound(1.0)
+        .residual_clip(1.0)
+        .build()
+        .unwrap();
+    let sketch = Sketch::generate(m, n, job.sketch_seed()).unwrap();
     let norm = |c: &[f64]| c.iter().map(|v| v * v).sum::<f64>().sqrt();
     let r_star = (0..n)
         .max_by(|&a, &b| norm(sketch.column(a)).total_cmp(&norm(sketch.column(b))))
@@ -110,7 +117,7 @@ fn setup() -> Setup {
     // The same calibration as the parties', from the in-process solver's plan.
     let rows = vec![1.0; n * k];
     let ds = Dataset::new(DenseDesign::from_row_major(n, k, &rows).unwrap(), y.clone()).unwrap();
-    let fitted = job.solver(k).unwrap().fit_seeded(&ds, 1).unwrap();
+    let fitted = job.fit_seeded(&ds, 1).unwrap();
     let Some(SolverPlan::DpFw(FwPlan::Distributed(plan))) = fitted.privacy().map(|p| &p.plan)
     else {
         panic!("not a distributed DP-FW plan")
@@ -148,7 +155,7 @@ fn run(s: &Setup, side: Side, rng: &mut dyn RngCore) -> (Recording, Vec<f64>) {
         down: Vec::new(),
     };
     let fit = coordinator::run(&mut t, &s.job, false).unwrap();
-    assert!(fit.epsilon <= s.job.epsilon);
+    assert!(fit.epsilon <= s.job.privacy().epsilon.get());
     (t, fit.coefficients)
 }
 
@@ -163,7 +170,8 @@ fn audit(
     } else {
         (1_000, 500)
     };
-    let report = Auditor::new(s.job.epsilon, s.job.delta)
+    let privacy = s.job.privacy();
+    let report = Auditor::new(privacy.epsilon.get(), privacy.delta.get())
         .trials(trials)
         .pilot_trials(pilot)
         .seed(seed)
@@ -184,7 +192,7 @@ fn audit(
 fn distributed_fw_server_view_empirical_epsilon() {
     audit("server's view (every uplink)", 0xFED, |s, side, rng| {
         let (t, _) = run(s, side, rng);
-        assert_eq!(t.up.len(), s.k * s.job.rounds as usize);
+        assert_eq!(t.up.len(), s.k * s.job.iterations() as usize);
         let mut v = Vec::with_capacity(2 * t.up.len());
         for up in &t.up {
             let proj: f64 = up.sketch.iter().zip(&s.u).map(|(a, b)| a * b).sum();
@@ -214,7 +222,7 @@ fn distributed_fw_party_view_empirical_epsilon() {
                     .filter(|u| u.party == 0)
                     .map(|u| f64::from(u.sign))
                     .collect();
-            assert_eq!(own.len(), s.job.rounds as usize);
+            assert_eq!(own.len(), s.job.iterations() as usize);
             let mut v = Vec::new();
             for (r, down) in t.down.iter().enumerate().skip(1) {
                 let a: f64 = down.q_hat.iter().zip(&s.u).map(|(q, u)| q * u).sum::<f64>() / s.sigma;

@@ -3,11 +3,12 @@
 //! round) stops the server with an error naming the party and the round. Small n, so
 //! each test takes about a second.
 
-use dp_federated::job::{InjectedFault, Job, PartyData, PartySecrets};
 use dp_federated::loopback::{self, synthetic_lasso};
+use dp_federated::party::{InjectedFault, PartyData, PartySecrets};
 use dp_federated::processes::{run_server, Launcher, Processes};
 use dp_federated::split_contiguous;
 use dp_federated::tls::TestPki;
+use dp_optim::{DistDpFw, DistDpFwParams};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -21,9 +22,19 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-fn problem(rounds: u64) -> (Job, Vec<PartyData>) {
+fn problem(rounds: u64) -> (DistDpFw, Vec<PartyData>) {
     let (cols, y) = synthetic_lasso(50, 9, 8);
-    let job = Job::new(1.0, rounds, 10, 3, 2.0, 1e-5, 1.0, 1.0);
+    let job = DistDpFwParams::new(1.0)
+        .parties(3)
+        .iterations(rounds)
+        .sketch_dim(10)
+        .sketch_seed(3)
+        .epsilon(2.0)
+        .delta(1e-5)
+        .feature_bound(1.0)
+        .label_bound(1.0)
+        .build()
+        .unwrap();
     (job, split_contiguous(cols, y, 3).unwrap())
 }
 

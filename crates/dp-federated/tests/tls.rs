@@ -4,11 +4,12 @@
 
 use dp_federated::coordinator;
 use dp_federated::grpc::{serve_party, CoordinatorTls, ExitMode, Grpc, PartyTls};
-use dp_federated::job::{Job, PartyHost, PartySecrets};
 use dp_federated::loopback::synthetic_lasso;
+use dp_federated::party::{PartyHost, PartySecrets};
 use dp_federated::pb::party_client::PartyClient;
 use dp_federated::tls::{leaf, new_ca, TestPki};
 use dp_federated::{split_contiguous, FedError, Phase};
+use dp_optim::DistDpFwParams;
 use std::time::Duration;
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
 
@@ -101,7 +102,16 @@ fn a_party_refuses_clients_without_a_coordinator_certificate() {
 
 #[test]
 fn the_server_refuses_a_party_from_another_ca_or_with_another_name() {
-    let job = Job::new(1.0, 3, 4, 0, 1.0, 1e-5, 1.0, 1.0);
+    let job = DistDpFwParams::new(1.0)
+        .parties(1)
+        .iterations(3)
+        .sketch_dim(4)
+        .epsilon(1.0)
+        .delta(1e-5)
+        .feature_bound(1.0)
+        .label_bound(1.0)
+        .build()
+        .unwrap();
     let pki = TestPki::generate(2).unwrap();
     let coord = CoordinatorTls {
         cert: pki.coordinator.cert.clone(),

@@ -3,20 +3,41 @@
 
 use dp_federated::coordinator::{self, Transport};
 use dp_federated::inproc::InProcess;
-use dp_federated::job::{InjectedFault, Job, PartyData, PartyHost, PartySecrets};
 use dp_federated::loopback::{self, synthetic_lasso};
-use dp_federated::{split_contiguous, Fault, FedError, Phase};
+use dp_federated::party::{InjectedFault, PartyData, PartyHost, PartySecrets, Refusal};
+use dp_federated::{pb, split_contiguous, wire, Fault, FedError, Phase};
 use dp_models::{Dataset, DenseDesign};
-use dp_optim::Solver;
+use dp_optim::{DistDpFw, DistDpFwParams, Solver};
 use rand::SeedableRng;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(10);
 
-fn problem(k: usize) -> (Job, Vec<PartyData>) {
+/// The job of these tests for `k` parties: radius 1, `T` = 25, `m` = 12 (seed 5),
+/// `(eps, delta)` = (2, 1e-5), bounds `B = Y = 1`.
+fn params(k: usize) -> DistDpFwParams {
+    DistDpFwParams::new(1.0)
+        .parties(k)
+        .iterations(25)
+        .sketch_dim(12)
+        .sketch_seed(5)
+        .epsilon(2.0)
+        .delta(1e-5)
+        .feature_bound(1.0)
+        .label_bound(1.0)
+}
+
+fn problem(k: usize) -> (DistDpFw, Vec<PartyData>) {
     let (cols, y) = synthetic_lasso(60, 9, 3);
-    let job = Job::new(1.0, 25, 12, 5, 2.0, 1e-5, 1.0, 1.0);
-    (job, split_contiguous(cols, y, k).unwrap())
+    (
+        params(k).build().unwrap(),
+        split_contiguous(cols, y, k).unwrap(),
+    )
+}
+
+/// The setup message of `job` to party `party`, for `n` rows and `p` features.
+fn setup(job: &DistDpFw, party: usize, n: usize, p: usize) -> pb::Setup {
+    wire::setup(job, party, n, p).unwrap()
 }
 
 fn secrets(k: usize) -> Vec<PartySecrets> {
@@ -81,8 +102,7 @@ fn in_process_transport_reproduces_the_dist_dp_fw_solver_bit_for_bit() {
         }
     }
     let ds = Dataset::new(DenseDesign::from_row_major(n, p, &rows).unwrap(), y).unwrap();
-    let solver = job.solver(3).unwrap();
-    let fitted = solver
+    let fitted = job
         .fit_with_rng(&ds, &mut rand_chacha::ChaCha20Rng::seed_from_u64(9))
         .unwrap();
     let gens =
@@ -131,14 +151,25 @@ fn in_process_faults_stop_the_fit_naming_party_and_round() {
         let e = coordinator::run(&mut t, &job, false).unwrap_err();
         expect_party_error(e, 1, Phase::Round(4), expected);
         // Nothing is released after the failure: the server stopped every party, so
-        // a healthy party asked for the next round answers nothing.
-        let before = t.traffic().up.clone();
-        let next = dp_federated::pb::Downlink {
+        // the healthy party 0, asked for the next round, answers nothing: its thread
+        // ends on the Stop, which it reads before any later request. (Until it has
+        // ended, the request to it may still be queued and the failure named is then
+        // the faulty party's; no round succeeds either way.)
+        let next = pb::Downlink {
             round: 5,
             q_hat: vec![0.0; 12],
         };
-        assert!(t.round(&next).is_err(), "{fault:?}");
-        assert_eq!(t.traffic().up, before, "{fault:?}");
+        let start = std::time::Instant::now();
+        let e = loop {
+            let e = t.round(&next).unwrap_err();
+            if matches!(e, FedError::Party { party: 0, .. })
+                || start.elapsed() > Duration::from_secs(5)
+            {
+                break e;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        expect_party_error(e, 0, Phase::Round(5), Fault::Died);
     }
 }
 
@@ -146,10 +177,10 @@ fn in_process_faults_stop_the_fit_naming_party_and_round() {
 fn a_party_refuses_rounds_after_stop_and_out_of_order() {
     let (job, data) = problem(2);
     let mut hs = hosts(data, &[]);
-    let setup = job.to_setup(0, 2, 60, 9);
+    let setup = setup(&job, 0, 60, 9);
     let h = &mut hs[0];
     h.configure(&setup).unwrap();
-    let down = |t| dp_federated::pb::Downlink {
+    let down = |t| pb::Downlink {
         round: t,
         q_hat: vec![0.0; 12],
     };
@@ -164,23 +195,54 @@ fn a_party_refuses_rounds_after_stop_and_out_of_order() {
 fn a_party_refuses_a_budget_above_its_cap_and_bad_bounds() {
     let (job, data) = problem(2);
     let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), 2, 0.5);
-    let e = h.configure(&job.to_setup(0, 2, 60, 9)).unwrap_err();
-    assert!(e.contains("above this party's cap"), "{e}");
-    let mut tight = job.clone();
-    tight.feature_bound = 0.5;
+    let e = h.configure(&setup(&job, 0, 60, 9)).unwrap_err();
+    assert!(matches!(e, Refusal::Cap { cap: 0.5, .. }), "{e}");
+    assert!(e.to_string().contains("above this party's cap"), "{e}");
+    let tight = params(2).feature_bound(0.5).build().unwrap();
     let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), 2, f64::INFINITY);
-    let e = h.configure(&tight.to_setup(0, 2, 60, 9)).unwrap_err();
-    assert!(e.contains("feature bound"), "{e}");
+    let e = h.configure(&setup(&tight, 0, 60, 9)).unwrap_err();
+    assert!(matches!(e, Refusal::FeatureBound { bound: 0.5, .. }), "{e}");
+    assert!(e.to_string().contains("feature bound"), "{e}");
+}
+
+/// A transport that fails the test if any party is asked anything.
+struct Untouched(usize);
+
+impl Transport for Untouched {
+    fn parties(&self) -> usize {
+        self.0
+    }
+    fn describe(&mut self) -> dp_federated::Result<Vec<pb::Shape>> {
+        panic!("a party was asked for its shape")
+    }
+    fn configure(&mut self, _: &[pb::Setup]) -> dp_federated::Result<Vec<pb::SetupReply>> {
+        panic!("a party was sent a setup")
+    }
+    fn round(&mut self, _: &pb::Downlink) -> dp_federated::Result<Vec<pb::Uplink>> {
+        panic!("a party was sent a round")
+    }
+    fn stop(&mut self, _: &str) {}
 }
 
 #[test]
 fn bad_parameters_are_refused_before_any_party_is_asked() {
-    let (mut job, data) = problem(2);
-    job.epsilon = 0.0;
-    let mut t = InProcess::start(hosts(data, &[]), DEADLINE);
-    let e = coordinator::run(&mut t, &job, false).unwrap_err();
+    // A job that does not build never reaches a transport.
+    let e = params(2).epsilon(0.0).build().unwrap_err();
     assert!(e.to_string().contains("epsilon"), "{e}");
-    assert_eq!(t.traffic().setup_down, vec![0, 0]);
+    // A job for another number of parties than the transport reaches is refused
+    // before any party is asked.
+    let (job, _) = problem(2);
+    let e = coordinator::run(&mut Untouched(3), &job, false).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            FedError::PartyCount {
+                job: 2,
+                transport: 3
+            }
+        ),
+        "{e}"
+    );
 }
 
 /// A party's default generators come from the operating system: two draws differ, and
@@ -207,26 +269,29 @@ fn a_party_cap_between_its_own_and_the_joint_guarantee_is_refused() {
     for k in [2usize, 4, 8] {
         let (cols, y) = synthetic_lasso(60, 16, 3);
         let data = split_contiguous(cols, y, k).unwrap();
-        let job = Job::new(1.0, 25, 12, 5, 4.0, 1e-5, 1.0, 1.0);
+        let job = params(k).epsilon(4.0).build().unwrap();
         // What the party's own ledger and the joint ledger say, from an unrestricted
         // configure, and the in-process solver's joint guarantee beside them.
         let mut free = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), k, f64::INFINITY);
         let own = free
-            .configure(&job.to_setup(0, k, 60, 16))
+            .configure(&setup(&job, 0, 60, 16))
             .unwrap()
             .ledger_epsilon;
         let joint = 4.0; // DistDpFw calibrates the joint ledger to the target
         assert!(own < joint * 0.9, "K = {k}: own {own}, joint {joint}");
         let cap = 0.5 * (own + joint);
         let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), k, cap);
-        let e = h.configure(&job.to_setup(0, k, 60, 16)).unwrap_err();
+        let e = h
+            .configure(&setup(&job, 0, 60, 16))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("joint guarantee") && e.contains("above this party's cap"),
             "K = {k}: {e}"
         );
         // A cap at the joint guarantee is accepted.
         let mut ok = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), k, joint);
-        assert!(ok.configure(&job.to_setup(0, k, 60, 16)).is_ok(), "K = {k}");
+        assert!(ok.configure(&setup(&job, 0, 60, 16)).is_ok(), "K = {k}");
     }
 }
 
@@ -236,12 +301,13 @@ fn a_party_cap_between_its_own_and_the_joint_guarantee_is_refused() {
 fn a_party_refuses_an_announced_k_other_than_its_own() {
     let (cols, y) = synthetic_lasso(60, 16, 3);
     let data = split_contiguous(cols, y, 4).unwrap();
-    let job = Job::new(1.0, 25, 12, 5, 4.0, 1e-5, 1.0, 1.0);
     for announced in [2usize, 8] {
+        let job = params(announced).epsilon(4.0).build().unwrap();
         let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), 4, f64::INFINITY);
         let e = h
-            .configure(&job.to_setup(0, announced, 60, 16))
-            .unwrap_err();
+            .configure(&setup(&job, 0, 60, 16))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains(&format!("announces K = {announced}")) && e.contains("configured for K = 4"),
             "{e}"
@@ -249,11 +315,15 @@ fn a_party_refuses_an_announced_k_other_than_its_own() {
     }
     // The right K, but a block layout that does not match the party's columns (the
     // server announces another dimension): refused too.
+    let job = params(4).epsilon(4.0).build().unwrap();
     let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), 4, f64::INFINITY);
-    let e = h.configure(&job.to_setup(0, 4, 60, 20)).unwrap_err();
+    let e = h
+        .configure(&setup(&job, 0, 60, 20))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("the plan assigns features"), "{e}");
     let mut h = PartyHost::new(data[0].clone(), PartySecrets::from_u64(1), 4, f64::INFINITY);
-    assert!(h.configure(&job.to_setup(0, 4, 60, 16)).is_ok());
+    assert!(h.configure(&setup(&job, 0, 60, 16)).is_ok());
 }
 
 /// Issue 24, plan inputs: two neighbouring data sets (row 0 replaced, within the
@@ -267,7 +337,7 @@ fn neighbouring_data_give_the_same_plan_and_shape() {
         c[0] = -c[0] * 0.5;
     }
     y2[0] = -y2[0] * 0.5;
-    let job = Job::new(1.0, 25, 12, 5, 2.0, 1e-5, 1.0, 1.0);
+    let job = params(3).build().unwrap();
     let run = |cols: Vec<Vec<f64>>, y: Vec<f64>| {
         let data = split_contiguous(cols, y, 3).unwrap();
         let mut t = InProcess::start(hosts(data, &[]), DEADLINE);
@@ -278,4 +348,94 @@ fn neighbouring_data_give_the_same_plan_and_shape() {
     assert_eq!((a.samples, a.dim, a.parties), (b.samples, b.dim, b.parties));
     assert_eq!(a.party_epsilon, b.party_epsilon);
     assert_eq!(a.coefficients.len(), b.coefficients.len());
+}
+
+/// The in-process transport with party 1's uplink of round 2 rewritten.
+struct Tamper {
+    inner: InProcess,
+    edit: fn(&mut pb::Uplink),
+}
+
+impl Transport for Tamper {
+    fn parties(&self) -> usize {
+        self.inner.parties()
+    }
+    fn describe(&mut self) -> dp_federated::Result<Vec<pb::Shape>> {
+        self.inner.describe()
+    }
+    fn configure(&mut self, setups: &[pb::Setup]) -> dp_federated::Result<Vec<pb::SetupReply>> {
+        self.inner.configure(setups)
+    }
+    fn round(&mut self, down: &pb::Downlink) -> dp_federated::Result<Vec<pb::Uplink>> {
+        let mut ups = self.inner.round(down)?;
+        if down.round == 2 {
+            (self.edit)(&mut ups[1]);
+        }
+        Ok(ups)
+    }
+    fn stop(&mut self, reason: &str) {
+        self.inner.stop(reason)
+    }
+}
+
+/// A rewrite of an uplink, the fault it must cause and the server's message.
+type Case = (fn(&mut pb::Uplink), Fault, &'static str);
+
+/// Every kind of bad uplink stops the fit with the fault and the message the server
+/// gave before its checks moved into `dist_fw::Server::receive` (issue 26): the
+/// messages below are the old `check_uplink`'s, word for word.
+#[test]
+fn each_bad_uplink_is_refused_once_with_its_fault_and_message() {
+    let cases: [Case; 8] = [
+        (
+            |u| u.party = 2,
+            Fault::OutOfRound,
+            "uplink says party 2 round 2",
+        ),
+        (
+            |u| u.round = 3,
+            Fault::OutOfRound,
+            "uplink says party 1 round 3",
+        ),
+        (|u| u.sign = 0, Fault::Malformed, "sign 0 is not +-1"),
+        (|u| u.sign = 300, Fault::Malformed, "sign 300 is not +-1"),
+        (
+            |u| u.sketch.truncate(5),
+            Fault::Malformed,
+            "sketch has 5 entries, expected m = 12",
+        ),
+        (
+            |u| u.sketch[3] = f64::INFINITY,
+            Fault::Malformed,
+            "sketch has non-finite entries",
+        ),
+        // Party 1 of 3 holds features 3, 4, 5 (p = 9).
+        (
+            |u| u.index = 0,
+            Fault::Malformed,
+            "index 0 is not one of the party's features",
+        ),
+        (
+            |u| u.index = 9,
+            Fault::Malformed,
+            "index 9 is not one of the party's features",
+        ),
+    ];
+    for (edit, fault, detail) in cases {
+        let (job, data) = problem(3);
+        let mut t = Tamper {
+            inner: InProcess::start(hosts(data, &[]), DEADLINE),
+            edit,
+        };
+        let e = coordinator::run(&mut t, &job, false).unwrap_err();
+        match &e {
+            FedError::Party {
+                party: 1,
+                phase: Phase::Round(2),
+                fault: f,
+                detail: d,
+            } => assert_eq!((*f, d.as_str()), (fault, detail), "{e}"),
+            other => panic!("{detail}: expected party 1's failure in round 2, got {other}"),
+        }
+    }
 }

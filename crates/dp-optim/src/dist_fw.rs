@@ -547,6 +547,31 @@ impl Party {
     }
 }
 
+/// Why the server refused an uplink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UplinkFault {
+    /// It claims another sender or another round than the one expected.
+    OutOfRound,
+    /// Its sign is not +-1, its sketch has the wrong length or non-finite entries, or its
+    /// feature lies outside the sender's block.
+    Malformed,
+}
+
+/// An uplink the [`Server`] refused: which party, which round, why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("party {party}, round {round}: {detail}")]
+pub struct RejectedUplink {
+    /// The party the uplink was expected from.
+    pub party: usize,
+    /// The server's round.
+    pub round: u64,
+    /// The kind of fault.
+    pub kind: UplinkFault,
+    /// What exactly is wrong.
+    pub detail: String,
+}
+
 /// The coordinator: holds `x`, `q_hat` and the step schedule, never the data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Server {
@@ -592,46 +617,23 @@ impl Server {
             q_hat: self.q_hat.clone(),
         }
     }
-    /// Takes one uplink from every party (in any order) and performs the round's update.
+    /// Takes one uplink from every party, in party order (`uplinks[k]` from party `k`),
+    /// and performs the round's update. This is where every uplink is validated (a
+    /// transport only decodes): sender and round, sign, sketch length, finite entries,
+    /// and the feature inside the sender's block (or below `dim` without blocks). The
+    /// first refused uplink stops the round, names its party ([`RejectedUplink`]) and
+    /// nothing of the round is applied.
     pub fn receive(&mut self, uplinks: &[Uplink]) -> Result<()> {
         let k = self.uplink_floats.len();
-        let mut seen = vec![false; k];
-        for u in uplinks {
-            if u.party >= k || seen[u.party] || u.round != self.round {
-                return Err(OptimError::Shape(format!(
-                    "unexpected uplink from party {} for round {} at round {}",
-                    u.party, u.round, self.round
-                )));
-            }
-            if u.index >= self.x.len() || u.sketch.len() != self.q_hat.len() || u.sign.abs() != 1 {
-                return Err(OptimError::Shape(format!(
-                    "malformed uplink from party {}",
-                    u.party
-                )));
-            }
-            if let Some(blocks) = &self.blocks {
-                let own = blocks.get(u.party).is_some_and(|b| b.contains(&u.index));
-                if !own {
-                    return Err(OptimError::Shape(format!(
-                        "party {} sent feature {}, outside its block, in round {}",
-                        u.party, u.index, self.round
-                    )));
-                }
-            }
-            if let Some(z) = u.sketch.iter().find(|z| !z.is_finite()) {
-                return Err(OptimError::Shape(format!(
-                    "party {} sent a non-finite sketch entry ({z}) in round {}",
-                    u.party, self.round
-                )));
-            }
-            seen[u.party] = true;
-        }
-        if seen.iter().any(|s| !s) {
+        if uplinks.len() != k {
             return Err(OptimError::Shape(format!(
                 "round {}: {} uplinks for {k} parties",
                 self.round,
                 uplinks.len()
             )));
+        }
+        for (i, u) in uplinks.iter().enumerate() {
+            self.check(i, u)?;
         }
         let gamma = 2.0 / (self.p_samp * self.round as f64 + 2.0);
         self.x.iter_mut().for_each(|v| *v *= 1.0 - gamma);
@@ -646,6 +648,56 @@ impl Server {
             self.uplink_indices[u.party] += 1;
         }
         self.round += 1;
+        Ok(())
+    }
+    /// Validates the uplink expected from party `k` in the current round.
+    fn check(&self, k: usize, u: &Uplink) -> std::result::Result<(), RejectedUplink> {
+        let reject = |kind, detail: String| RejectedUplink {
+            party: k,
+            round: self.round,
+            kind,
+            detail,
+        };
+        if u.party != k || u.round != self.round {
+            return Err(reject(
+                UplinkFault::OutOfRound,
+                format!("uplink says party {} round {}", u.party, u.round),
+            ));
+        }
+        if u.sign != 1 && u.sign != -1 {
+            return Err(reject(
+                UplinkFault::Malformed,
+                format!("sign {} is not +-1", u.sign),
+            ));
+        }
+        if u.sketch.len() != self.q_hat.len() {
+            return Err(reject(
+                UplinkFault::Malformed,
+                format!(
+                    "sketch has {} entries, expected m = {}",
+                    u.sketch.len(),
+                    self.q_hat.len()
+                ),
+            ));
+        }
+        if u.sketch.iter().any(|v| !v.is_finite()) {
+            return Err(reject(
+                UplinkFault::Malformed,
+                "sketch has non-finite entries".into(),
+            ));
+        }
+        let own = match &self.blocks {
+            Some(blocks) => blocks
+                .get(k)
+                .is_some_and(|b| b.binary_search(&u.index).is_ok()),
+            None => u.index < self.x.len(),
+        };
+        if !own {
+            return Err(reject(
+                UplinkFault::Malformed,
+                format!("index {} is not one of the party's features", u.index),
+            ));
+        }
         Ok(())
     }
     /// The current iterate.
@@ -935,12 +987,11 @@ pub struct DistDpFw {
     bounds: (f64, f64),
 }
 
-/// The public setup of one run of the private protocol: everything the parties and the
-/// server agree on before round 0. It depends only on the public parameters and on the
-/// public shape `(n, p)`, never on the data or on a secret seed, so every party can
-/// compute it for itself (a transport in another crate does exactly that).
-#[derive(Debug, Clone)]
-pub struct ProtocolSetup {
+/// The part of the public setup the server needs: the partition and the step schedule.
+/// It depends only on the public parameters and on `(n, p)`; unlike [`ProtocolSetup`]
+/// it has no sketch (the server never touches `J`, an `m x n` matrix).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProtocolLayout {
     /// The contiguous feature blocks `P_k`, in party order.
     pub blocks: Vec<Vec<usize>>,
     /// Per-party radius `r_k`.
@@ -949,6 +1000,16 @@ pub struct ProtocolSetup {
     pub tau: usize,
     /// `p = tau / max_k |P_k|` of the step `2 / (p t + 2)`.
     pub sampling_probability: f64,
+}
+
+/// The public setup of one run of the private protocol: everything the parties and the
+/// server agree on before round 0. It depends only on the public parameters and on the
+/// public shape `(n, p)`, never on the data or on a secret seed, so every party can
+/// compute it for itself (a transport in another crate does exactly that).
+#[derive(Debug, Clone)]
+pub struct ProtocolSetup {
+    /// The partition and the step schedule (all the server needs).
+    pub layout: ProtocolLayout,
     /// The public sketch `J`.
     pub sketch: Sketch,
     /// `max_r ||J[:, r]||_2`.
@@ -973,20 +1034,33 @@ pub struct ProtocolSetup {
 }
 
 impl DistDpFw {
-    /// The public setup for `n` rows and `p` features (see [`ProtocolSetup`]). The
-    /// data bounds are not checked here: each party checks its own columns.
-    pub fn setup(&self, n: usize, p: usize) -> Result<ProtocolSetup> {
+    /// The server's part of the public setup for `n` rows and `p` features (see
+    /// [`ProtocolLayout`]): no sketch is generated.
+    pub fn layout(&self, n: usize, p: usize) -> Result<ProtocolLayout> {
         let prm = &self.params;
         if n == 0 {
             return Err(OptimError::Shape("the data has no rows".into()));
         }
         let k = prm.parties;
-        let radius = prm.radius_mode.party_radius(prm.radius, k);
-        let set = L1BallProduct::contiguous(radius, p, k)?;
+        let party_radius = prm.radius_mode.party_radius(prm.radius, k);
+        let set = L1BallProduct::contiguous(party_radius, p, k)?;
         let smallest = set.blocks().iter().map(Vec::len).min().unwrap_or(0);
         let tau = prm.tau.unwrap_or(smallest);
         let largest = check_shape(k, tau, set.blocks())?;
-        let p_samp = tau as f64 / largest as f64;
+        Ok(ProtocolLayout {
+            blocks: set.blocks().to_vec(),
+            party_radius,
+            tau,
+            sampling_probability: tau as f64 / largest as f64,
+        })
+    }
+
+    /// The public setup for `n` rows and `p` features (see [`ProtocolSetup`]). The
+    /// data bounds are not checked here: each party checks its own columns.
+    pub fn setup(&self, n: usize, p: usize) -> Result<ProtocolSetup> {
+        let prm = &self.params;
+        let layout = self.layout(n, p)?;
+        let (k, radius) = (prm.parties, layout.party_radius);
         let (b, yb) = self.bounds;
         let m = prm.sketch_dim.unwrap_or(1);
         let sketch = Sketch::generate(m, n, prm.sketch_seed)?;
@@ -1060,10 +1134,7 @@ impl DistDpFw {
             residual_clip: c_res,
         };
         Ok(ProtocolSetup {
-            blocks: set.blocks().to_vec(),
-            party_radius: radius,
-            tau,
-            sampling_probability: p_samp,
+            layout,
             sketch,
             sketch_max_column_norm: jmax,
             residual_clip: c_res,
@@ -1079,6 +1150,52 @@ impl DistDpFw {
     /// Rounds `T`.
     pub fn iterations(&self) -> u64 {
         self.params.iterations
+    }
+    // The checked public parameters, read back: what a transport sends to the parties
+    // (dp-federated's `wire` module), so that the job has one shape, this one.
+    /// The l1 radius `eta`.
+    pub fn radius(&self) -> f64 {
+        self.params.radius
+    }
+    /// The per-party radius mode.
+    pub fn radius_mode(&self) -> RadiusMode {
+        self.params.radius_mode
+    }
+    /// The number of parties `K`.
+    pub fn parties(&self) -> usize {
+        self.params.parties
+    }
+    /// Coordinates sampled per party per round, if set (`None`: the smallest block).
+    pub fn tau(&self) -> Option<usize> {
+        self.params.tau
+    }
+    /// The sketch dimension `m`.
+    pub fn sketch_dim(&self) -> usize {
+        self.params.sketch_dim.unwrap_or(1)
+    }
+    /// The public seed of the sketch `J`.
+    pub fn sketch_seed(&self) -> u64 {
+        self.params.sketch_seed
+    }
+    /// The checked target `(epsilon, delta)` and accounting.
+    pub fn privacy(&self) -> CheckedPrivacy {
+        self.privacy
+    }
+    /// The public bounds `(B, Y)` on `|x_ij|` and `|y_i|`.
+    pub fn bounds(&self) -> (f64, f64) {
+        self.bounds
+    }
+    /// The fraction of each round's budget spent on the selection.
+    pub fn selection_share(&self) -> f64 {
+        self.params.selection_share
+    }
+    /// The residual clip `C_res`, if set (`None`: the default `B K r_k + Y`).
+    pub fn residual_clip(&self) -> Option<f64> {
+        self.params.residual_clip
+    }
+    /// How the noise is calibrated.
+    pub fn calibration(&self) -> DistCalibration {
+        self.params.calibration
     }
 }
 
@@ -1104,10 +1221,13 @@ impl<D: Design> Solver<D> for DistDpFw {
             crate::dp_fw::check_bounds(data, b, yb)?;
         }
         let ProtocolSetup {
-            blocks,
-            party_radius: radius,
-            tau,
-            sampling_probability: p_samp,
+            layout:
+                ProtocolLayout {
+                    blocks,
+                    party_radius: radius,
+                    tau,
+                    sampling_probability: p_samp,
+                },
             sketch,
             sketch_max_column_norm: jmax,
             residual_clip: c_res,

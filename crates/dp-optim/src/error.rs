@@ -35,6 +35,11 @@ pub enum OptimError {
     /// [`RowSupport`](crate::support::RowSupport)); nothing was charged or drawn.
     #[error("the data break a stated public bound: {0}")]
     BoundViolated(String),
+    /// The distributed protocol's server refused a party's uplink (see
+    /// [`dist_fw::Server::receive`](crate::dist_fw::Server::receive)); the round was not
+    /// applied.
+    #[error(transparent)]
+    Uplink(#[from] crate::dist_fw::RejectedUplink),
     /// The operating system's entropy source failed.
     #[error("no entropy: {0}")]
     Entropy(String),

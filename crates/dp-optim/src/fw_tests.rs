@@ -3,7 +3,7 @@
 
 use crate::dist_fw::{
     run_protocol, BcfwParams, DistDpFwParams, Downlink, Party, PartyMechanisms, RadiusMode, Server,
-    Sketch,
+    Sketch, UplinkFault,
 };
 use crate::dp_fw::DpFwParams;
 use crate::fw::{FwParams, FwStep};
@@ -458,8 +458,12 @@ fn server_refuses_features_outside_the_senders_block_and_non_finite_sketches() {
     let err = server.receive(&[up(0, 2, 0.0), up(1, 2, 0.0)]).unwrap_err();
     let msg = err.to_string();
     assert!(
-        msg.contains("party 0") && msg.contains("outside its block"),
+        msg.contains("party 0") && msg.contains("index 2 is not one of the party's features"),
         "{msg}"
+    );
+    assert!(
+        matches!(&err, OptimError::Uplink(r) if r.party == 0 && r.round == 0 && r.kind == UplinkFault::Malformed),
+        "{err:?}"
     );
     assert_eq!(
         server.x(),
@@ -471,6 +475,44 @@ fn server_refuses_features_outside_the_senders_block_and_non_finite_sketches() {
         .receive(&[up(0, 1, f64::NAN), up(1, 2, 0.0)])
         .unwrap_err();
     assert!(err.to_string().contains("non-finite"), "{err}");
+    // Uplinks come in party order, each for the server's round: party 1's uplink in
+    // party 0's place, or an uplink for another round, is out of round.
+    for bad in [
+        vec![up(1, 2, 0.0), up(0, 1, 0.0)],
+        vec![
+            crate::dist_fw::Uplink {
+                round: 3,
+                ..up(0, 1, 0.0)
+            },
+            up(1, 2, 0.0),
+        ],
+    ] {
+        let err = server.receive(&bad).unwrap_err();
+        assert!(
+            matches!(&err, OptimError::Uplink(r) if r.party == 0 && r.kind == UplinkFault::OutOfRound),
+            "{err:?}"
+        );
+    }
+    // A sign other than +-1 and a sketch of the wrong length are malformed.
+    let mut bad_sign = up(1, 2, 0.0);
+    bad_sign.sign = 0;
+    let mut short = up(1, 2, 0.0);
+    short.sketch.pop();
+    for (bad, what) in [
+        (bad_sign, "sign 0 is not +-1"),
+        (short, "sketch has 1 entries, expected m = 2"),
+    ] {
+        let err = server.receive(&[up(0, 1, 0.0), bad]).unwrap_err();
+        assert!(
+            matches!(&err, OptimError::Uplink(r) if r.party == 1 && r.kind == UplinkFault::Malformed && r.detail == what),
+            "{err:?}"
+        );
+    }
+    assert_eq!(
+        server.x(),
+        &[0.0; 3],
+        "nothing is applied from a refused round"
+    );
     // The same round with every feature in its sender's block goes through.
     server.receive(&[up(0, 1, 0.5), up(1, 2, 0.0)]).unwrap();
     assert!(server.x()[1] != 0.0 && server.x()[2] != 0.0);

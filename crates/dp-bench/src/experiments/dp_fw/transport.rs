@@ -6,9 +6,10 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use dp_federated::job::{Job, PartySecrets};
 use dp_federated::loopback::{self, synthetic_lasso};
+use dp_federated::party::PartySecrets;
 use dp_federated::split_contiguous;
+use dp_optim::DistDpFwParams;
 use serde::{Deserialize, Serialize};
 
 /// The configuration (public; part of [`super::Settings`]).
@@ -75,16 +76,17 @@ pub fn run(c: &TransportCheck, seed: u64) -> Result<TransportResult> {
     let delta = 1.0 / (c.n as f64 * c.n as f64);
     let (cols, y) = synthetic_lasso(c.n, c.p, seed);
     let data = split_contiguous(cols, y, c.parties).context("splitting the columns")?;
-    let job = Job::new(
-        1.0,
-        c.rounds,
-        c.sketch_dim,
-        seed ^ 0x5eed,
-        c.epsilon,
-        delta,
-        1.0,
-        1.0,
-    );
+    let job = DistDpFwParams::new(1.0)
+        .parties(c.parties)
+        .iterations(c.rounds)
+        .sketch_dim(c.sketch_dim)
+        .sketch_seed(seed ^ 0x5eed)
+        .epsilon(c.epsilon)
+        .delta(delta)
+        .feature_bound(1.0)
+        .label_bound(1.0)
+        .build()
+        .context("the job")?;
     let secrets = || {
         (0..c.parties)
             .map(|k| PartySecrets::from_u64(seed.wrapping_add(1 + k as u64)))

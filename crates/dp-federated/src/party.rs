@@ -1,148 +1,17 @@
-//! The public parameters of a fit ([`Job`]), a party's private data ([`PartyData`]) and
-//! the party role ([`PartyHost`]) that both transports drive.
+//! The party role ([`PartyHost`]) that both transports drive, a party's private data
+//! ([`PartyData`]) and secret generators ([`PartySecrets`]). The job a party runs is
+//! `dp_optim`'s [`DistDpFwParams`](dp_optim::DistDpFwParams), read from the setup
+//! message by [`crate::wire`].
 
 use crate::error::{FedError, Result};
 use crate::pb;
+use crate::wire;
 use dp_accounting::calibrate::Accountant;
-use dp_optim::dist_fw::{Party, RadiusMode};
-use dp_optim::{DistDpFw, DistDpFwParams};
+use dp_optim::dist_fw::Party;
+use dp_optim::OptimError;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::path::Path;
-
-/// The public parameters of one private fit: what the server announces to every party.
-/// Nothing here is secret (no data, no noise seed).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Job {
-    /// l1 radius `eta`.
-    pub radius: f64,
-    /// Per-party radius mode.
-    pub radius_mode: RadiusMode,
-    /// Rounds `T`.
-    pub rounds: u64,
-    /// Sketch dimension `m`.
-    pub sketch_dim: usize,
-    /// Public seed of the sketch `J`.
-    pub sketch_seed: u64,
-    /// Coordinates sampled per party per round (`None`: the smallest block).
-    pub tau: Option<usize>,
-    /// Target epsilon of the whole fit.
-    pub epsilon: f64,
-    /// Target delta of the whole fit.
-    pub delta: f64,
-    /// Public bound `B >= |A_rj|`.
-    pub feature_bound: f64,
-    /// Public bound `Y >= |y_r|`.
-    pub label_bound: f64,
-    /// Fraction of each round's budget spent on the selection.
-    pub selection_share: f64,
-    /// Residual clip `C_res` (`None`: the default `B K r_k + Y`).
-    pub residual_clip: Option<f64>,
-}
-
-impl Job {
-    /// A job with the defaults of [`DistDpFwParams`] (per-party radius, selection share
-    /// 1/2, default residual clip, `tau` = the smallest block).
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        radius: f64,
-        rounds: u64,
-        sketch_dim: usize,
-        sketch_seed: u64,
-        epsilon: f64,
-        delta: f64,
-        feature_bound: f64,
-        label_bound: f64,
-    ) -> Self {
-        Self {
-            radius,
-            radius_mode: RadiusMode::PerParty,
-            rounds,
-            sketch_dim,
-            sketch_seed,
-            tau: None,
-            epsilon,
-            delta,
-            feature_bound,
-            label_bound,
-            selection_share: 0.5,
-            residual_clip: None,
-        }
-    }
-
-    /// The solver these parameters describe for `parties` parties (checks and
-    /// calibrates: eps <= 0, delta outside (0, 1), m = 0 ... are refused here).
-    pub fn solver(&self, parties: usize) -> Result<DistDpFw> {
-        let mut p = DistDpFwParams::new(self.radius)
-            .epsilon(self.epsilon)
-            .delta(self.delta)
-            .parties(parties)
-            .iterations(self.rounds)
-            .sketch_dim(self.sketch_dim)
-            .sketch_seed(self.sketch_seed)
-            .feature_bound(self.feature_bound)
-            .label_bound(self.label_bound)
-            .radius_mode(self.radius_mode)
-            .selection_share(self.selection_share);
-        if let Some(t) = self.tau {
-            p = p.tau(t);
-        }
-        if let Some(c) = self.residual_clip {
-            p = p.residual_clip(c);
-        }
-        Ok(p.build()?)
-    }
-
-    /// The setup message to party `party` of `parties`, for `n` rows and `p` features.
-    pub fn to_setup(&self, party: usize, parties: usize, n: usize, p: usize) -> pb::Setup {
-        pb::Setup {
-            party: party as u32,
-            parties: parties as u32,
-            samples: n as u64,
-            dim: p as u64,
-            rounds: self.rounds,
-            sketch_dim: self.sketch_dim as u64,
-            sketch_seed: self.sketch_seed,
-            radius: self.radius,
-            radius_mode: self.radius_mode.name().into(),
-            tau: self.tau.map_or(0, |t| t as u64),
-            epsilon: self.epsilon,
-            delta: self.delta,
-            feature_bound: self.feature_bound,
-            label_bound: self.label_bound,
-            selection_share: self.selection_share,
-            residual_clip: self.residual_clip.unwrap_or(0.0),
-        }
-    }
-
-    /// Reads a setup message back.
-    pub fn from_setup(s: &pb::Setup) -> Result<Self> {
-        let radius_mode = match s.radius_mode.as_str() {
-            "per-party" => RadiusMode::PerParty,
-            "split" => RadiusMode::Split,
-            other => {
-                return Err(FedError::Config(format!(
-                    "unknown radius mode {other:?} (expected per-party or split)"
-                )))
-            }
-        };
-        Ok(Self {
-            radius: s.radius,
-            radius_mode,
-            rounds: s.rounds,
-            sketch_dim: usize::try_from(s.sketch_dim)
-                .map_err(|_| FedError::Config("sketch_dim too large".into()))?,
-            sketch_seed: s.sketch_seed,
-            tau: (s.tau > 0).then_some(s.tau as usize),
-            epsilon: s.epsilon,
-            delta: s.delta,
-            feature_bound: s.feature_bound,
-            label_bound: s.label_bound,
-            selection_share: s.selection_share,
-            residual_clip: (s.residual_clip != 0.0).then_some(s.residual_clip),
-        })
-    }
-}
 
 /// One party's private data: its columns (global feature indices `features`) and the
 /// labels. Only the party that holds it ever reads it.
@@ -354,6 +223,114 @@ impl std::str::FromStr for InjectedFault {
     }
 }
 
+/// Why a party refused a request. It travels to the server as the detail of a
+/// [`Fault::Refused`](crate::Fault::Refused), so each message is complete on its own.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// A second setup, or a setup after a stop.
+    #[error("already configured")]
+    AlreadyConfigured,
+    /// The job announces another number of parties than the party's own configuration.
+    #[error("the job announces K = {announced} parties, this party was configured for K = {own}")]
+    PartyCount {
+        /// `K` of the job.
+        announced: usize,
+        /// `K` the party was configured for.
+        own: usize,
+    },
+    /// The party index is not below `K`.
+    #[error("party index {index} is not below K = {parties}")]
+    PartyIndex {
+        /// The index announced.
+        index: usize,
+        /// `K`.
+        parties: usize,
+    },
+    /// The job announces another number of rows than the party holds.
+    #[error("the job has n = {announced} rows, this party holds {held}")]
+    Rows {
+        /// `n` of the job.
+        announced: u64,
+        /// Rows the party holds.
+        held: usize,
+    },
+    /// The plan gives the party other features than the columns it holds.
+    #[error(
+        "the plan assigns features {:?}..={:?} to party {party}, this party holds {:?}..={:?}",
+        planned.0, planned.1, held.0, held.1
+    )]
+    Block {
+        /// The party's index.
+        party: usize,
+        /// First and last feature of the planned block.
+        planned: (Option<usize>, Option<usize>),
+        /// First and last feature the party holds.
+        held: (Option<usize>, Option<usize>),
+    },
+    /// A column breaks the job's public feature bound.
+    #[error("column {feature} has |x| = {value} above the feature bound {bound}")]
+    FeatureBound {
+        /// Global index of the column.
+        feature: usize,
+        /// The offending `|x|`.
+        value: f64,
+        /// The bound `B`.
+        bound: f64,
+    },
+    /// A label breaks the job's public label bound.
+    #[error("a label has |y| = {value} above the label bound {bound}")]
+    LabelBound {
+        /// The offending `|y|`.
+        value: f64,
+        /// The bound `Y`.
+        bound: f64,
+    },
+    /// The joint guarantee of all parties' releases would exceed the party's cap.
+    #[error(
+        "the joint guarantee of the K = {parties} parties' releases (one person's row is at \
+         every party) would be epsilon = {joint} at delta = {delta}, above this party's cap \
+         {cap} (its own releases alone: epsilon = {own})"
+    )]
+    Cap {
+        /// `K`.
+        parties: usize,
+        /// The joint epsilon.
+        joint: f64,
+        /// The job's delta.
+        delta: f64,
+        /// The party's cap.
+        cap: f64,
+        /// The party's own epsilon.
+        own: f64,
+    },
+    /// The party's generators were already handed to a protocol party.
+    #[error("no secret generators")]
+    NoSecrets,
+    /// A round after a stop.
+    #[error("stopped: this party releases nothing more")]
+    Stopped,
+    /// A round before the setup.
+    #[error("not configured")]
+    NotConfigured,
+    /// A round out of order or beyond `T`.
+    #[error("asked for round {asked}, expected round {expected} of {rounds}")]
+    Round {
+        /// The round asked for.
+        asked: u64,
+        /// The next round the party answers.
+        expected: u64,
+        /// `T`.
+        rounds: u64,
+    },
+    /// The setup message does not describe a job.
+    #[error(transparent)]
+    Setup(#[from] FedError),
+    /// The solver layer refused the job (parameters, calibration, ledger).
+    #[error(transparent)]
+    Optim(#[from] OptimError),
+}
+
 /// What the party role answers to a round.
 #[derive(Debug)]
 pub enum RoundReply {
@@ -433,98 +410,103 @@ impl PartyHost {
     /// The cap `max_epsilon` is compared with that joint epsilon. A server announcing a
     /// smaller `K` than the party was configured for would make every party under-count
     /// the composition (and a wrong `K` moves the blocks): a mismatch is refused.
-    pub fn configure(&mut self, s: &pb::Setup) -> std::result::Result<pb::SetupReply, String> {
+    pub fn configure(&mut self, s: &pb::Setup) -> std::result::Result<pb::SetupReply, Refusal> {
         if self.party.is_some() || self.stopped {
-            return Err("already configured".into());
+            return Err(Refusal::AlreadyConfigured);
         }
-        let job = Job::from_setup(s).map_err(|e| e.to_string())?;
+        let params = wire::params(s)?;
         let k = s.parties as usize;
         let id = s.party as usize;
         if k != self.parties {
-            return Err(format!(
-                "the job announces K = {k} parties, this party was configured for K = {}",
-                self.parties
-            ));
+            return Err(Refusal::PartyCount {
+                announced: k,
+                own: self.parties,
+            });
         }
         if id >= k {
-            return Err(format!("party index {id} is not below K = {k}"));
+            return Err(Refusal::PartyIndex {
+                index: id,
+                parties: k,
+            });
         }
         let n = self.data.labels.len();
         if s.samples as usize != n {
-            return Err(format!(
-                "the job has n = {} rows, this party holds {n}",
-                s.samples
-            ));
+            return Err(Refusal::Rows {
+                announced: s.samples,
+                held: n,
+            });
         }
-        let solver = job.solver(k).map_err(|e| e.to_string())?;
-        let setup = solver.setup(n, s.dim as usize).map_err(|e| e.to_string())?;
-        if setup.blocks[id] != self.data.features {
-            return Err(format!(
-                "the plan assigns features {:?}..={:?} to party {id}, this party holds {:?}..={:?}",
-                setup.blocks[id].first(),
-                setup.blocks[id].last(),
-                self.data.features.first(),
-                self.data.features.last()
-            ));
+        let job = params.build()?;
+        let setup = job.setup(n, s.dim as usize)?;
+        let block = &setup.layout.blocks[id];
+        if *block != self.data.features {
+            return Err(Refusal::Block {
+                party: id,
+                planned: (block.first().copied(), block.last().copied()),
+                held: (
+                    self.data.features.first().copied(),
+                    self.data.features.last().copied(),
+                ),
+            });
         }
         // The stated public bounds must hold on this party's columns and labels: they
         // are the preconditions of the sensitivities.
+        let (feature_bound, label_bound) = job.bounds();
         for (j, c) in self.data.features.iter().zip(&self.data.columns) {
-            if let Some(v) = c.iter().find(|v| v.abs() > job.feature_bound) {
-                return Err(format!(
-                    "column {j} has |x| = {} above the feature bound {}",
-                    v.abs(),
-                    job.feature_bound
-                ));
+            if let Some(v) = c.iter().find(|v| v.abs() > feature_bound) {
+                return Err(Refusal::FeatureBound {
+                    feature: *j,
+                    value: v.abs(),
+                    bound: feature_bound,
+                });
             }
         }
-        if let Some(v) = self.data.labels.iter().find(|v| v.abs() > job.label_bound) {
-            return Err(format!(
-                "a label has |y| = {} above the label bound {}",
-                v.abs(),
-                job.label_bound
-            ));
+        if let Some(v) = self.data.labels.iter().find(|v| v.abs() > label_bound) {
+            return Err(Refusal::LabelBound {
+                value: v.abs(),
+                bound: label_bound,
+            });
         }
-        let secrets = self.secrets.take().ok_or("no secret generators")?;
+        let secrets = self.secrets.take().ok_or(Refusal::NoSecrets)?;
         let party = Party::new(
             id,
             self.data.features.clone(),
             self.data.columns.clone(),
             self.data.labels.clone(),
             setup.sketch,
-            setup.tau,
+            setup.layout.tau,
             setup.mechanisms,
-            job.rounds,
+            job.iterations(),
             secrets.sampling,
             secrets.noise,
-        )
-        .map_err(|e| e.to_string())?;
-        let delta = dp_accounting::Delta::new(job.delta).map_err(|e| e.to_string())?;
+        )?;
+        let delta = job.privacy().delta;
         let eps = party
             .ledger()
             .guarantee(delta, Accountant::Zcdp)
-            .map_err(|e| e.to_string())?;
+            .map_err(OptimError::from)?;
         // The joint ledger: K copies of this party's (see # Privacy above).
         let mut joint = dp_accounting::ledger::Ledger::new();
         for _ in 0..k {
             for c in party.ledger().entries() {
-                joint.charge(c.clone()).map_err(|e| e.to_string())?;
+                joint.charge(c.clone()).map_err(OptimError::from)?;
             }
         }
         let joint_eps = joint
             .guarantee(delta, Accountant::Zcdp)
-            .map_err(|e| e.to_string())?;
+            .map_err(OptimError::from)?;
         if joint_eps > self.max_epsilon {
-            return Err(format!(
-                "the joint guarantee of the K = {k} parties' releases (one person's row is at \
-                 every party) would be epsilon = {joint_eps} at delta = {}, above this \
-                 party's cap {} (its own releases alone: epsilon = {eps})",
-                job.delta, self.max_epsilon
-            ));
+            return Err(Refusal::Cap {
+                parties: k,
+                joint: joint_eps,
+                delta: delta.get(),
+                cap: self.max_epsilon,
+                own: eps,
+            });
         }
         self.party = Some(party);
         self.id = id;
-        self.rounds = job.rounds;
+        self.rounds = job.iterations();
         Ok(pb::SetupReply {
             party: id as u32,
             ledger_epsilon: eps,
@@ -532,16 +514,17 @@ impl PartyHost {
     }
 
     /// Answers round `d.round` (which must be the next one, below `T`).
-    pub fn round(&mut self, d: &pb::Downlink) -> std::result::Result<RoundReply, String> {
+    pub fn round(&mut self, d: &pb::Downlink) -> std::result::Result<RoundReply, Refusal> {
         if self.stopped {
-            return Err("stopped: this party releases nothing more".into());
+            return Err(Refusal::Stopped);
         }
-        let party = self.party.as_mut().ok_or("not configured")?;
+        let party = self.party.as_mut().ok_or(Refusal::NotConfigured)?;
         if d.round != self.next_round || d.round >= self.rounds {
-            return Err(format!(
-                "asked for round {}, expected round {} of {}",
-                d.round, self.next_round, self.rounds
-            ));
+            return Err(Refusal::Round {
+                asked: d.round,
+                expected: self.next_round,
+                rounds: self.rounds,
+            });
         }
         match self.fault {
             InjectedFault::ExitAt(t) if t == d.round => return Ok(RoundReply::Exit),
@@ -549,18 +532,8 @@ impl PartyHost {
             _ => {}
         }
         self.next_round += 1;
-        let down = dp_optim::dist_fw::Downlink {
-            round: d.round,
-            q_hat: d.q_hat.clone(),
-        };
-        let up = party.round(&down).map_err(|e| e.to_string())?;
-        let mut msg = pb::Uplink {
-            party: up.party as u32,
-            round: up.round,
-            index: up.index as u64,
-            sign: i32::from(up.sign),
-            sketch: up.sketch,
-        };
+        let up = party.round(&wire::downlink_from_pb(d))?;
+        let mut msg = wire::uplink_to_pb(up);
         match self.fault {
             InjectedFault::MalformedAt(t) if t == d.round => {
                 msg.sketch.pop();
