@@ -23,9 +23,9 @@ pub fn write_figures(dir: &Path, records: &[Record]) -> Result<()> {
             };
             let point = BandPoint {
                 x: r.passes as f64,
-                mean: r.rel_error_mean.unwrap_or(f64::NAN),
-                min: r.rel_error_min.unwrap_or(f64::NAN),
-                max: r.rel_error_max.unwrap_or(f64::NAN),
+                mean: r.rel_error_mean,
+                min: r.rel_error_min,
+                max: r.rel_error_max,
             };
             match series.iter_mut().find(|s| s.label == label) {
                 Some(s) => s.points.push(point),
@@ -55,12 +55,7 @@ pub fn write_figures(dir: &Path, records: &[Record]) -> Result<()> {
                     points: PASSES
                         .iter()
                         .zip(t)
-                        .map(|(&x, (m, _))| BandPoint {
-                            x: x as f64,
-                            mean: m,
-                            min: m,
-                            max: m,
-                        })
+                        .map(|(&x, (m, _))| BandPoint::exact(x as f64, m))
                         .collect(),
                     color: Some(if alg == Algorithm::DpCd {
                         PAPER_COLORS[0]

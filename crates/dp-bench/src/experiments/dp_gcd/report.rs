@@ -56,9 +56,9 @@ pub(super) fn write_error_figures(dir: &Path, records: &[Record]) -> Result<()> 
             }
             let point = BandPoint {
                 x: r.passes,
-                mean: r.rel_error_mean.unwrap_or(f64::NAN),
-                min: r.rel_error_min.unwrap_or(f64::NAN),
-                max: r.rel_error_max.unwrap_or(f64::NAN),
+                mean: r.rel_error_mean,
+                min: r.rel_error_min,
+                max: r.rel_error_max,
             };
             match series.iter_mut().find(|s| s.label == label) {
                 Some(s) => s.points.push(point),
