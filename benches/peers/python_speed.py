@@ -2,11 +2,13 @@
 scikit-learn's non-private LogisticRegression (defaults), side by side in one run, the
 two fits alternating on the same data.
 
-    python benches/peers/python_speed.py [--reps 3] [--order C|F]
+    python benches/peers/python_speed.py [--reps 3] [--order C|F] [--pause S]
 
 Prints one line per repetition and the median ratio (ours / scikit-learn's). The data
 are `synthetic()` of python_estimators.py (uniform features in [-1, 1], so the public
-bounds are (-1, 1)).
+bounds are (-1, 1)). `--pause S` sleeps S seconds before each fit (default 0): after a
+call, OpenBLAS's worker threads (numpy's and scipy's) keep spinning on the cores for a
+while, and the fit that starts right after scikit-learn's shares the cores with them.
 """
 import argparse
 import platform
@@ -28,18 +30,22 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--reps", type=int, default=3)
 ap.add_argument("--order", choices=("C", "F"), default="C",
                 help="memory order of the training array (numpy's default is C)")
+ap.add_argument("--pause", type=float, default=0.0,
+                help="seconds to sleep before each fit (lets BLAS threads go idle)")
 args = ap.parse_args()
 
 Xtr, Xte, ytr, yte, b = synthetic()
 Xtr = np.asarray(Xtr, order=args.order)
 print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; X {Xtr.shape} "
       f"{args.order}-ordered; numpy {np.__version__}, scikit-learn {sklearn.__version__}, "
-      f"Python {platform.python_version()}")
+      f"Python {platform.python_version()}; pause {args.pause} s before each fit")
 ratios = []
 for rep in range(args.reps):
+    time.sleep(args.pause)
     t = time.perf_counter()
     m = DPLogisticRegression(epsilon=1.0, bounds_X=b, random_state=rep).fit(Xtr, ytr)
     t1 = time.perf_counter() - t
+    time.sleep(args.pause)
     t = time.perf_counter()
     s = LogisticRegression().fit(Xtr, ytr)
     t2 = time.perf_counter() - t

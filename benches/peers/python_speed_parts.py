@@ -1,5 +1,5 @@
 """Where the time of the 160,000 x 50 fit goes: the fixed cost (a one-pass fit), the
-default fit, one thread against two, and scikit-learn, in one process, 3 repetitions.
+default fit, one thread and two, and scikit-learn, in one process, 3 repetitions.
 
     python benches/peers/python_speed_parts.py
     PYTHONPATH=/path/to/another/build python benches/peers/python_speed_parts.py
@@ -28,7 +28,7 @@ Xtr, Xte, ytr, yte, b = synthetic()
 new = "n_jobs" in DPLogisticRegression().get_params()
 cfgs = [("passes=1", dict(passes=1)), ("default", {})]
 if new:
-    cfgs += [("n_jobs=2", dict(n_jobs=2)), ("passes=1 n_jobs=2", dict(passes=1, n_jobs=2))]
+    cfgs += [("n_jobs=1", dict(n_jobs=1)), ("n_jobs=2", dict(n_jobs=2))]
 res = {k: [] for k, _ in cfgs}
 res["sklearn"] = []
 for rep in range(3):

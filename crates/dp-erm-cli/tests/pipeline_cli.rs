@@ -305,6 +305,6 @@ fn seeded_pipeline_fits_reproduce_and_the_intercept_can_be_dropped() {
     assert_eq!(ma, mb, "a seeded fit through the pipeline must reproduce");
     let (out, mc) = fit(&c, &["--no-intercept"]);
     assert!(out.contains("intercept = none"), "{out}");
-    assert!(out.contains("turned off by the caller"), "{out}");
+    assert!(out.contains("turned off by --no-intercept"), "{out}");
     assert!(mc.contains("\"intercept\": null"), "{mc}");
 }

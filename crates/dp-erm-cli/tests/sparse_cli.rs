@@ -157,3 +157,41 @@ fn libsvm_regression_and_intercept_through_the_pipeline() {
         serde_json::json!([-3.0, 3.0])
     );
 }
+
+/// A LIBSVM fit without `--intercept` says why it has none and how to get one. Failed
+/// before the fix with the pipeline's "none: turned off by the caller", which a user who
+/// passed no flag could not understand.
+#[test]
+fn libsvm_without_intercept_says_why_and_how() {
+    let dir = scratch("nointercept");
+    let data = write_libsvm(&dir, false);
+    let model = dir.join("m.json");
+    let (ok, out, err) = run(&[
+        "fit",
+        "--data",
+        data.to_str().unwrap(),
+        "--n-features",
+        "10",
+        "--loss",
+        "logistic",
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--feature-bound",
+        "3",
+        "--seed",
+        "1",
+        "--json",
+        "--model-out",
+        model.to_str().unwrap(),
+    ]);
+    assert!(ok, "{out}\n{err}");
+    let note = json(&out)["intercept_note"].as_str().unwrap().to_owned();
+    assert!(
+        note.starts_with("none: LIBSVM fits have no intercept unless you pass --intercept"),
+        "{note}"
+    );
+}

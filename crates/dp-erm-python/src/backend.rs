@@ -104,13 +104,25 @@ pub struct FitSpec {
     pub threads: Option<usize>,
 }
 
-/// The thread count of a fit that names none: 1. Measured on the 160,000 x 50 logistic
-/// fit (docs/python.md, "Speed"): splitting each step's sweep over two threads made the
-/// default fit slower on this 2-core machine (median 1.68 s against 1.17 s with one),
-/// so two threads stay an explicit choice (`n_jobs=2`). Never a function of the
-/// machine, so a seeded fit replays bit for bit everywhere.
-pub fn default_threads(_n: usize) -> usize {
-    1
+/// The thread count of a fit that names none: the command line's rule
+/// (`dp-erm fit`, `default_threads` in `crates/dp-erm-cli/src/fit.rs`): 2 for at least
+/// 32,768 rows, else 1. Each coordinate step's sweep is then split into two fixed pieces
+/// (rows `0..h` and `h..n`, `h` a multiple of 64 near `n / 2`) whose sums are added
+/// left + right; with a second core the second piece runs on a persistent worker
+/// thread, on one core the pieces run one after the other, with the same bits. A rule
+/// on the public `n` only, never on the machine, so a seeded fit replays bit for bit
+/// everywhere. On the 160,000 x 50 logistic fit with the other work of the machine
+/// paused, two pieces took the default fit from 1.00 s to 0.57 s (docs/python.md,
+/// "Speed"); an earlier measurement that found them slower (1.68 s against 1.17 s) was
+/// not reproduced. When another process keeps the second core busy the caller runs
+/// both pieces itself (`dp_optim`'s two-thread sweep), so two pieces then cost little
+/// more than one. Sparse designs are swept in one piece whatever the count.
+pub fn default_threads(n: usize) -> usize {
+    if n >= 32_768 {
+        2
+    } else {
+        1
+    }
 }
 
 /// The feature data as Python hands it over, borrowed (no copy before the pipeline's).

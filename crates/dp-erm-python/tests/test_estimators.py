@@ -104,10 +104,11 @@ def test_c_and_fortran_order_and_pandas_give_the_same_fit():
     assert np.array_equal(c.predict(df), a.predict(X))
 
 
-def test_a_two_thread_fit_replays_from_either_layout():
+def test_a_two_thread_fit_replays_from_either_layout_and_is_the_default_for_large_n():
     # n_jobs=2 splits each step's sweep in two fixed pieces: the seed replays it from a
-    # C- or a Fortran-ordered array, bit for bit; the default (one thread) adds the sums
-    # in another order (other last bits).
+    # C- or a Fortran-ordered array, bit for bit; one thread adds the sums in another
+    # order (other last bits). The default at 70,000 rows (>= 32,768) is two pieces,
+    # below that one.
     X, y = _binary(70_000, 3, seed=4)
     kw = dict(bounds_X=(-1, 1), random_state=9, passes=2)
     a = DPLogisticRegression(n_jobs=2, **kw).fit(np.ascontiguousarray(X), y)
@@ -115,9 +116,13 @@ def test_a_two_thread_fit_replays_from_either_layout():
     one = DPLogisticRegression(n_jobs=1, **kw).fit(X, y)
     default = DPLogisticRegression(**kw).fit(np.asfortranarray(X), y)
     assert np.array_equal(a.coef_, b.coef_) and a.intercept_ == b.intercept_
-    assert np.array_equal(default.coef_, one.coef_)
+    assert np.array_equal(default.coef_, a.coef_) and default.intercept_ == a.intercept_
     assert not np.array_equal(a.coef_, one.coef_)
     assert a.score(X, y) > 0.8
+    Xs, ys = X[:30_000], y[:30_000]
+    small = DPLogisticRegression(**kw).fit(Xs, ys)
+    small_one = DPLogisticRegression(n_jobs=1, **kw).fit(Xs, ys)
+    assert np.array_equal(small.coef_, small_one.coef_)
 
 
 def test_sparse_input():

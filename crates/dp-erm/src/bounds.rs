@@ -12,6 +12,19 @@
 //!    `u(t) = -| #{i : |v_i - c| > t} - n/2 |` (a private median absolute deviation
 //!    around the released centre); `s = multiplier * t` (default 3).
 //!
+//! Other rules ([`RangeRule`]) use the same two scores:
+//!
+//! * **One release per column** ([`RangeRule::SignedMedian`]): release 1 alone, range
+//!   `c +- (multiplier / 3) |c|` (`[0, 2c]` for a positive centre at the default 3), a
+//!   post-processing of `c`; [`RangeRule::AbsMedian`]: release 2 with `c = 0` (the
+//!   median of `|v|`), range `+- multiplier * t`. Half the releases of the two-release
+//!   rule, so under zCDP each gets about `sqrt 2` times the epsilon for the same share;
+//!   the pipeline picks [`RangeRule::SignedMedian`] where the two-release rule is
+//!   unreliable (`crate::pipeline::feature_range_rule`).
+//! * **A spread on candidates relative to the centre** ([`RangeRule::MedianRelativeSpread`],
+//!   [`RangeRule::MedianCappedSpread`]): release 2 over `|c| 2^(j / steps_per_octave)`,
+//!   a public function of release 1's output (adaptive composition, as above).
+//!
 //! Each is one run of the exponential mechanism (report-noisy-max with Gumbel noise of
 //! scale `b = 2 / eps`, [`dp_accounting::mechanisms::ReportNoisyMax`]). A symmetric bound
 //! `|v| <= s` ([`private_abs_bound`]) is the second release alone with `c = 0`.
@@ -63,6 +76,56 @@ pub struct BoundGrid {
     /// interval holding the median always scores 0 however coarse the grid; a finer
     /// grid only adds candidates, which cost through their logarithm.
     pub steps_per_octave: u32,
+    /// Which private statistics of a feature column make its range (default
+    /// [`RangeRule::Auto`]). The target's range is always [`RangeRule::MedianSpread`].
+    #[serde(default)]
+    pub rule: RangeRule,
+}
+
+/// Which private statistics of a feature column make its range (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RangeRule {
+    /// The pipeline chooses from public quantities (`crate::pipeline::feature_range_rule`):
+    /// [`RangeRule::SignedMedian`] for classification with
+    /// [`crate::FeatureBounds::private()`] where the `2p` releases of
+    /// [`RangeRule::MedianSpread`] are unreliable even at the largest share, else
+    /// [`RangeRule::MedianSpread`]. Outside the pipeline it is
+    /// [`RangeRule::MedianSpread`].
+    #[default]
+    Auto,
+    /// Two releases per column: the median `c` over the signed grid, then the median
+    /// absolute deviation `t` around it over the positive grid; range
+    /// `c +- multiplier * t`.
+    MedianSpread,
+    /// One release per column: the median `m` of `|v|` over the positive grid; range
+    /// `+- multiplier * m`.
+    AbsMedian,
+    /// One release per column: the median `c` over the signed grid; range
+    /// `c +- (multiplier / 3) |c|` (`[0, 2c]` for a positive `c` at the default 3).
+    SignedMedian,
+    /// Two releases per column: the median `c` over the signed grid, then the median
+    /// absolute deviation around it over the candidates `|c| 2^(j / steps_per_octave)`,
+    /// `2^-6 ..= 2^2` times `|c|` (a public function of the first release); range
+    /// `c +- multiplier * t`.
+    MedianRelativeSpread,
+    /// As [`RangeRule::MedianRelativeSpread`] with the spread candidates
+    /// `2^-6 ..= 2^-1.5` times `|c|`: the range is never wider than `c +- 1.06 |c|`
+    /// (the [`RangeRule::SignedMedian`] range) and the spread can only tighten it.
+    MedianCappedSpread,
+}
+
+impl RangeRule {
+    /// Releases per column.
+    pub fn releases_per_column(self) -> usize {
+        match self {
+            RangeRule::Auto
+            | RangeRule::MedianSpread
+            | RangeRule::MedianRelativeSpread
+            | RangeRule::MedianCappedSpread => 2,
+            RangeRule::AbsMedian | RangeRule::SignedMedian => 1,
+        }
+    }
 }
 
 impl Default for BoundGrid {
@@ -72,6 +135,7 @@ impl Default for BoundGrid {
             max_exponent: 16,
             multiplier: 3.0,
             steps_per_octave: 2,
+            rule: RangeRule::Auto,
         }
     }
 }
@@ -105,6 +169,20 @@ impl BoundGrid {
             ));
         }
         Ok(())
+    }
+
+    /// The number of feature range releases for `p` columns.
+    pub fn feature_releases(&self, p: usize) -> usize {
+        self.rule.releases_per_column() * p
+    }
+
+    /// The number of grid points of the largest feature release (its `ln` enters the
+    /// reliability condition `eps n / 4 >= ln K + 3`).
+    pub fn feature_candidates(&self) -> usize {
+        match self.rule {
+            RangeRule::AbsMedian => zero_and(self.candidates()).len(),
+            _ => signed_candidates(self).len(),
+        }
     }
 
     /// The candidates `2^(k / steps_per_octave)` from `2^min_exponent` to
@@ -198,6 +276,52 @@ pub fn private_range<R: Rng + ?Sized>(
     Ok((c - s, c + s))
 }
 
+/// The private range of one feature column under `grid.rule` ([`RangeRule`]), each
+/// release with `epsilon`. The caller must have charged
+/// `grid.rule.releases_per_column()` releases of `private_bound_epsilon(epsilon)`.
+pub fn private_feature_range<R: Rng + ?Sized>(
+    values: &[f64],
+    epsilon: f64,
+    grid: &BoundGrid,
+    rng: &mut R,
+) -> Result<(f64, f64)> {
+    grid.check()?;
+    check_eps(epsilon)?;
+    match grid.rule {
+        RangeRule::Auto | RangeRule::MedianSpread => private_range(values, epsilon, grid, rng),
+        RangeRule::AbsMedian => {
+            let b = private_abs_bound(values, epsilon, grid, rng)?;
+            Ok((-b, b))
+        }
+        RangeRule::SignedMedian => {
+            let mut sorted = values.to_vec();
+            sorted.sort_by(f64::total_cmp);
+            let c = private_median_of_sorted(&sorted, &signed_candidates(grid), epsilon, rng)?;
+            let s = grid.multiplier / 3.0 * c.abs();
+            Ok((c - s, c + s))
+        }
+        RangeRule::MedianRelativeSpread | RangeRule::MedianCappedSpread => {
+            let mut sorted = values.to_vec();
+            sorted.sort_by(f64::total_cmp);
+            let c = private_median_of_sorted(&sorted, &signed_candidates(grid), epsilon, rng)?;
+            let st = grid.steps_per_octave as i32;
+            let top = if grid.rule == RangeRule::MedianCappedSpread {
+                -3 * st / 2
+            } else {
+                2 * st
+            };
+            let rel: Vec<f64> = (-6 * st..=top)
+                .map(|k| c.abs() * 2f64.powf(k as f64 / st as f64))
+                .collect();
+            let mut dev: Vec<f64> = values.iter().map(|v| (v - c).abs()).collect();
+            dev.sort_by(f64::total_cmp);
+            let t = private_median_of_sorted(&dev, &zero_and(rel), epsilon, rng)?;
+            let s = grid.multiplier * t;
+            Ok((c - s, c + s))
+        }
+    }
+}
+
 /// One private bound on `|v_i|` (see the module docs), releasing with `epsilon`.
 /// The caller must have charged `Charge::ExponentialMechanism { epsilon: charged, .. }`
 /// where `charged = private_bound_epsilon(epsilon)`.
@@ -249,6 +373,37 @@ mod tests {
         let (lo, hi) = private_range(&v, 50.0, &BoundGrid::default(), &mut rng).unwrap();
         assert!(lo <= 45.0 && hi >= 75.0, "[{lo}, {hi}]");
         assert!(hi - lo <= 8.0 * 12.0, "[{lo}, {hi}]");
+    }
+
+    #[test]
+    fn every_rule_finds_its_statistics_at_a_large_epsilon() {
+        // Values 40..=80: median 60 (the centre released is 64 or 45.3: the
+        // geometric midpoint of [32 sqrt 2, 64) or [45.25, 64)), MAD 10, median |v| 60.
+        let v: Vec<f64> = (0..401).map(|i| 40.0 + i as f64 / 10.0).collect();
+        let rule = |r: RangeRule| BoundGrid {
+            rule: r,
+            ..BoundGrid::default()
+        };
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        let (lo, hi) =
+            private_feature_range(&v, 50.0, &rule(RangeRule::AbsMedian), &mut rng).unwrap();
+        assert_eq!(lo, -hi);
+        assert!((3.0 * 45.0..=3.0 * 64.0).contains(&hi), "{hi}");
+        let (lo, hi) =
+            private_feature_range(&v, 50.0, &rule(RangeRule::SignedMedian), &mut rng).unwrap();
+        let c = (lo + hi) / 2.0;
+        assert!((45.0..=64.0).contains(&c), "{c}");
+        assert!((hi - lo - 2.0 * c).abs() < 1e-9, "[{lo}, {hi}]");
+        let (lo, hi) =
+            private_feature_range(&v, 50.0, &rule(RangeRule::MedianRelativeSpread), &mut rng)
+                .unwrap();
+        assert!(
+            lo <= 45.0 && hi >= 75.0 && hi - lo <= 8.0 * 12.0,
+            "[{lo}, {hi}]"
+        );
+        assert_eq!(RangeRule::MedianSpread.releases_per_column(), 2);
+        assert_eq!(rule(RangeRule::SignedMedian).feature_releases(30), 30);
+        assert_eq!(BoundGrid::default().feature_releases(30), 60);
     }
 
     #[test]

@@ -53,12 +53,12 @@ pub use dp_accounting as accounting;
 pub use dp_models as models;
 pub use dp_optim as optim;
 
-pub use bounds::BoundGrid;
+pub use bounds::{BoundGrid, RangeRule};
 pub use design::PipelineDesign;
 pub use dp_models::choice::{AnyDualLoss, AnyLoss, AnyPenalty, LossKind, PenaltyKind};
 pub use error::{PipelineError, Result};
 pub use pipeline::{
-    feature_share_rule, Algorithm, BoundSource, Chosen, Diagnostics, FeatureBounds, FitReport,
-    Pipeline, PipelineGuarantee, PipelineModel, TargetBound, Task, DEFAULT_FEATURE_SHARE,
-    DEFAULT_TARGET_SHARE, MAX_FEATURE_SHARE,
+    feature_range_rule, feature_share_rule, Algorithm, BoundSource, Chosen, Diagnostics,
+    FeatureBounds, FitReport, Pipeline, PipelineGuarantee, PipelineModel, TargetBound, Task,
+    DEFAULT_FEATURE_SHARE, DEFAULT_TARGET_SHARE, MAX_FEATURE_SHARE, MAX_ONE_RELEASE_SHARE,
 };

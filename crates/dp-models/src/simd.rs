@@ -102,6 +102,17 @@ pub fn exp_lanes<S: Simd>(s: S, x: S::f64s) -> S::f64s {
     // Saturate (NaN becomes EXP_HI here and is put back at the end).
     let xc = s.select_f64s(s.less_than_f64s(x, hi), x, hi);
     let xc = s.select_f64s(s.greater_than_f64s(xc, lo), xc, lo);
+    let (p, k) = exp_reduced(s, xc);
+    let y = scale_split(s, p, k);
+    // NaN in, NaN out.
+    s.select_f64s(s.equal_f64s(x, x), y, x)
+}
+
+/// `(p, k)` with `e^xc = p 2^k` for a saturated `xc` in `[EXP_LO, EXP_HI]`: `k` the
+/// integer nearest `xc / ln 2` (as `f64`), `p = e^r` by its Taylor polynomial at
+/// `r = xc - k ln 2`.
+#[inline(always)]
+fn exp_reduced<S: Simd>(s: S, xc: S::f64s) -> (S::f64s, S::f64s) {
     // x = k ln 2 + r, |r| <= ln(2)/2 (plus rounding), k integer in [-1076, 1025].
     let shifter = s.splat_f64s(SHIFTER);
     let t = s.mul_add_e_f64s(xc, s.splat_f64s(LOG2E), shifter);
@@ -115,14 +126,46 @@ pub fn exp_lanes<S: Simd>(s: S, x: S::f64s) -> S::f64s {
     }
     let r2 = s.mul_f64s(r, r);
     let p = s.add_f64s(s.mul_add_e_f64s(r2, q, r), s.splat_f64s(1.0));
-    // 2^k = 2^k1 2^k2 with both factors normal, so that subnormal results are rounded
-    // once (in the last multiply) and k = 1024 (finite results near f64::MAX) works.
+    (p, k)
+}
+
+/// `p 2^k` as `(p 2^k1) 2^k2` with `k1 = round(k / 2)`, `k2 = k - k1`: both factors
+/// normal, so that subnormal results are rounded once (in the last multiply) and
+/// `k = 1024` (finite results near `f64::MAX`) works.
+#[inline(always)]
+fn scale_split<S: Simd>(s: S, p: S::f64s, k: S::f64s) -> S::f64s {
+    let shifter = s.splat_f64s(SHIFTER);
     let k1 = s.sub_f64s(
         s.add_f64s(s.mul_f64s(k, s.splat_f64s(0.5)), shifter),
         shifter,
     );
     let k2 = s.sub_f64s(k, k1);
-    let y = s.mul_f64s(s.mul_f64s(p, pow2i(s, k1)), pow2i(s, k2));
+    s.mul_f64s(s.mul_f64s(p, pow2i(s, k1)), pow2i(s, k2))
+}
+
+/// Arguments at or above this give `k >= -1020` in [`exp_reduced`] (`-707 log2(e)` is
+/// `-1019.99`), so that `p 2^k` is normal (`p > 0.7`) and one multiply by `2^k` is exact.
+const EXP_ONE_SCALE_LO: f64 = -707.0;
+
+/// [`exp_lanes`] for arguments `x <= 0` (or NaN): the sigmoid's `exp(-|t|)`, bit for
+/// bit the same results with fewer operations. No upper saturation (`x <= 0 < EXP_HI`;
+/// a NaN, saturated to `EXP_LO` here instead of `EXP_HI`, is put back at the end either
+/// way), and, when every lane is at least [`EXP_ONE_SCALE_LO`], the scaling by `2^k` in
+/// one multiply: `p 2^k1` and `(p 2^k1) 2^k2` are then normal, so both multiplies of
+/// [`scale_split`] are exact and give the same value as the one multiply `p 2^k`
+/// (exact too). A vector with a lane below it (rare: `|t| > 707`, where the sigmoid
+/// is within `1e-307` of 0 or 1) takes the two multiplies.
+#[inline(always)]
+fn exp_nonpos_lanes<S: Simd>(s: S, x: S::f64s) -> S::f64s {
+    let lo = s.splat_f64s(EXP_LO);
+    let xc = s.select_f64s(s.greater_than_f64s(x, lo), x, lo);
+    let (p, k) = exp_reduced(s, xc);
+    let far = s.less_than_f64s(xc, s.splat_f64s(EXP_ONE_SCALE_LO));
+    let y = if s.first_true_m64s(far) < S::F64_LANES {
+        scale_split(s, p, k)
+    } else {
+        s.mul_f64s(p, pow2i(s, k))
+    };
     // NaN in, NaN out.
     s.select_f64s(s.equal_f64s(x, x), y, x)
 }
@@ -132,7 +175,7 @@ pub fn exp_lanes<S: Simd>(s: S, x: S::f64s) -> S::f64s {
 /// `e/(1+e)` otherwise, with `e = exp(-|t|)`. NaN in, NaN out.
 #[inline(always)]
 pub fn sigmoid_lanes<S: Simd>(s: S, t: S::f64s) -> S::f64s {
-    let e = exp_lanes(s, s.neg_f64s(s.abs_f64s(t)));
+    let e = exp_nonpos_lanes(s, s.neg_f64s(s.abs_f64s(t)));
     let r = s.div_f64s(s.splat_f64s(1.0), s.add_f64s(s.splat_f64s(1.0), e));
     s.select_f64s(
         s.greater_than_or_equal_f64s(t, s.splat_f64s(0.0)),

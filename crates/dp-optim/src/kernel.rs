@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::support::RowSupport;
 use dp_models::{ClipValues, DenseDesign, Design, Loss, SparseDesign};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 /// Per-sample clipping of a scalar: `sign(v) min(|v|, c)`.
 pub trait Clip: Copy {
@@ -467,14 +468,18 @@ impl<D: ColumnKernels, L: Loss + ?Sized> Sweeper<'_, D, L> {
 ///
 /// With `chunks == 2` on a dense design whose columns are long enough to split, and
 /// when the process may run two threads at once (`available_parallelism`), the second
-/// piece of every step runs on one worker thread started here and stopped before this
-/// returns (a scoped thread: it borrows the design, the loss and the second half of
+/// piece of every step is offered to one worker thread started here and stopped before
+/// this returns (a scoped thread: it borrows the design, the loss and the second half of
 /// `z`). The caller and the worker hand each other the steps through atomics and
 /// spin (then yield) while waiting, which costs well under a microsecond per step,
 /// where `rayon::join` had to wake a sleeping thread (measured in `docs/performance.md`,
-/// "Two cores"). The pieces, their kernels and the order of the final addition are
-/// those of [`ColumnKernels::step_grad_sum_chunked`] with 2 chunks, so every result
-/// is bit-for-bit the same as there (tested).
+/// "Two cores"). Whoever claims the second piece first runs it: the caller, done
+/// with the first piece, takes it when the worker has not started it (its core busy
+/// with another process, e.g. a BLAS thread pool spinning after a numpy call), instead
+/// of waiting for the worker to be scheduled. The pieces, their kernels and the order
+/// of the final addition are those of [`ColumnKernels::step_grad_sum_chunked`] with 2
+/// chunks whoever runs them, so every result is bit-for-bit the same as there
+/// (tested).
 pub(crate) fn with_sweeper<D, L, R>(
     x: &D,
     loss: &L,
@@ -496,13 +501,15 @@ where
             let n = d.n_samples();
             let h = split_point(n).unwrap_or(0);
             let mailbox = Mailbox::default();
+            let (zl, zr) = z[..n].split_at_mut(h);
+            let right = Mutex::new(zr);
             std::thread::scope(|scope| {
-                let (zl, zr) = z[..n].split_at_mut(h);
                 let (yl, yr) = match y {
                     Some(y) => (Some(&y[..h]), Some(&y[h..n])),
                     None => (None, None),
                 };
                 let mb = &mailbox;
+                let zr = &right;
                 scope.spawn(move || worker(mb, d, loss, zr, yr, h));
                 // Stops the worker however `body` ends (a panic included), so that
                 // the scope can join it.
@@ -513,6 +520,8 @@ where
                     loss,
                     z: zl,
                     y: yl,
+                    z_right: zr,
+                    y_right: yr,
                     h,
                     seq: 0,
                 });
@@ -529,12 +538,16 @@ where
     }
 }
 
-/// The steps handed from the caller to the worker. A step is posted by writing its
-/// fields, then its number to `posted` (release); the worker answers with the result,
-/// then the number in `done` (release).
+/// The steps offered by the caller to the worker. A step is posted by writing its
+/// fields, then its number to `posted` (release). Its second piece goes to whoever
+/// moves `claimed` from the step's number minus one to its number first: the worker
+/// then answers with the result, then the number in `done` (release); the caller runs
+/// it itself otherwise.
 #[derive(Default)]
 struct Mailbox {
     posted: AtomicU64,
+    /// Number of the last step whose second piece was claimed.
+    claimed: AtomicU64,
     done: AtomicU64,
     j: AtomicUsize,
     /// Column of the pending update (`usize::MAX`: none).
@@ -615,12 +628,21 @@ fn piece<L: Loss + ?Sized>(
     }
 }
 
-/// The worker: runs the second piece (rows `h..n`) of every posted step until stopped.
+/// Claims the second piece of step `t` (`true` for the first of the two threads to ask).
+#[inline]
+fn claim(mb: &Mailbox, t: u64) -> bool {
+    mb.claimed
+        .compare_exchange(t - 1, t, Ordering::Acquire, Ordering::Relaxed)
+        .is_ok()
+}
+
+/// The worker: runs the second piece (rows `h..n`) of every posted step it claims
+/// before the caller does, until stopped.
 fn worker<L: Loss + ?Sized>(
     mb: &Mailbox,
     d: &DenseDesign,
     loss: &L,
-    z: &mut [f64],
+    z: &Mutex<&mut [f64]>,
     y: Option<&[f64]>,
     h: usize,
 ) {
@@ -632,6 +654,11 @@ fn worker<L: Loss + ?Sized>(
             return;
         }
         last = t;
+        // The step's fields are read after the claim: the caller, which needs this
+        // piece's result, posts no other step before it has it.
+        if !claim(mb, t) {
+            continue;
+        }
         let j = mb.j.load(Ordering::Relaxed);
         let k = mb.k.load(Ordering::Relaxed);
         let a = f64::from_bits(mb.a.load(Ordering::Relaxed));
@@ -640,7 +667,10 @@ fn worker<L: Loss + ?Sized>(
             bits => Some(f64::from_bits(bits)),
         };
         let update = (k != usize::MAX).then(|| (&d.col(k)[h..], a));
-        let r = piece(loss, update, &d.col(j)[h..], z, y, clip);
+        let r = {
+            let mut z = z.lock().unwrap_or_else(PoisonError::into_inner);
+            piece(loss, update, &d.col(j)[h..], &mut z, y, clip)
+        };
         mb.result.store(r.to_bits(), Ordering::Relaxed);
         mb.done.store(t, Ordering::Release);
     }
@@ -654,6 +684,10 @@ pub(crate) struct Paired<'a, L: ?Sized> {
     /// Rows `0..h` of the predictor and labels.
     z: &'a mut [f64],
     y: Option<&'a [f64]>,
+    /// Rows `h..n` of the predictor (locked by whoever runs the second piece) and
+    /// labels.
+    z_right: &'a Mutex<&'a mut [f64]>,
+    y_right: Option<&'a [f64]>,
     h: usize,
     seq: u64,
 }
@@ -675,11 +709,23 @@ impl<L: Loss + ?Sized> Paired<'_, L> {
             .store(clip.map_or(NO_CLIP, f64::to_bits), Ordering::Relaxed);
         mb.posted.store(self.seq, Ordering::Release);
         let h = self.h;
+        let col = self.d.col(j);
         let upd = update.map(|(k, a)| (&self.d.col(k)[..h], a));
-        let l = piece(self.loss, upd, &self.d.col(j)[..h], self.z, self.y, clip);
+        let l = piece(self.loss, upd, &col[..h], self.z, self.y, clip);
         let seq = self.seq;
-        wait_until(&mb.done, &mb.failed, |v| v == seq);
-        l + f64::from_bits(mb.result.load(Ordering::Relaxed))
+        if mb.failed.load(Ordering::Relaxed) {
+            panic!("the sweep worker thread panicked");
+        }
+        let r = if claim(mb, seq) {
+            // The worker has not started this step: run its piece here.
+            let upd = update.map(|(k, a)| (&self.d.col(k)[h..], a));
+            let mut z = self.z_right.lock().unwrap_or_else(PoisonError::into_inner);
+            piece(self.loss, upd, &col[h..], &mut z, self.y_right, clip)
+        } else {
+            wait_until(&mb.done, &mb.failed, |v| v == seq);
+            f64::from_bits(mb.result.load(Ordering::Relaxed))
+        };
+        l + r
     }
 }
 
@@ -794,6 +840,62 @@ mod tests {
                 let bits = |z: &[f64]| z.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&z2), bits(&z1));
             }
+        }
+    }
+
+    /// When the worker has not claimed a step's second piece (its core busy, or here no
+    /// worker at all), the caller runs it itself, with the same bits as the 2-chunk
+    /// split: sums and predictor. (Before, the caller waited for the worker.)
+    #[test]
+    fn the_caller_runs_the_second_piece_the_worker_did_not_claim() {
+        let (n, p) = (1000, 4);
+        let data: Vec<f64> = (0..n * p).map(|k| (k as f64 * 0.53).cos() * 1.5).collect();
+        let d = DenseDesign::from_col_major(n, p, &data).unwrap();
+        let z0: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).sin()).collect();
+        let y: Vec<f64> = (0..n)
+            .map(|i| if i % 4 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        let steps = [
+            (None, 1),
+            (Some((1, 0.4)), 3),
+            (Some((3, 0.0)), 2),
+            (Some((2, -0.2)), 2),
+        ];
+        let h = split_point(n).unwrap();
+        for c in [0.1, f64::INFINITY] {
+            let mut z1 = z0.clone();
+            let want: Vec<u64> = steps
+                .iter()
+                .map(|&(u, j)| {
+                    d.step_grad_sum_chunked(u, j, &Logistic, &mut z1, Some(&y), Clamp(c), 2)
+                        .to_bits()
+                })
+                .collect();
+            let mut z2 = z0.clone();
+            {
+                let mailbox = Mailbox::default();
+                let (zl, zr) = z2.split_at_mut(h);
+                let right = Mutex::new(zr);
+                let mut paired = Paired {
+                    mailbox: &mailbox,
+                    d: &d,
+                    loss: &Logistic,
+                    z: zl,
+                    y: Some(&y[..h]),
+                    z_right: &right,
+                    y_right: Some(&y[h..]),
+                    h,
+                    seq: 0,
+                };
+                let got: Vec<u64> = steps
+                    .iter()
+                    .map(|&(u, j)| paired.step(u, j, Some(c)).to_bits())
+                    .collect();
+                assert_eq!(got, want, "c = {c}");
+                assert_eq!(mailbox.claimed.load(Ordering::Relaxed), steps.len() as u64);
+            }
+            let bits = |z: &[f64]| z.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&z2), bits(&z1));
         }
     }
 

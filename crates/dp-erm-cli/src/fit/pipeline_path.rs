@@ -515,9 +515,19 @@ fn fit_with<D: PipelineDesign>(
             "feature_bound",
             format!(
                 "private per-column ranges on {:.1} % of epsilon (the share rule of \
-                 dp_erm::feature_share_rule: 20-50 %, more where the rows are few; a private \
-                 median and spread per column; charged, included in bounds_epsilon)",
-                fit.chosen.feature_share.unwrap_or(DEFAULT_FEATURE_SHARE) * 100.0
+                 dp_erm::feature_share_rule: 20-50 %, up to 60 % with one release per column, \
+                 more where the rows are few; {}; charged, included in bounds_epsilon)",
+                fit.chosen.feature_share.unwrap_or(DEFAULT_FEATURE_SHARE) * 100.0,
+                match fit.chosen.feature_range_rule {
+                    Some(dp_erm::RangeRule::SignedMedian) => {
+                        "one private median c per column, range c +- |c| (dp_erm::feature_range_rule: \
+                         two releases per column would be unreliable at this budget)"
+                    }
+                    Some(dp_erm::RangeRule::AbsMedian) => {
+                        "one private median m of |x| per column, range +- 3 m"
+                    }
+                    _ => "a private median and spread per column",
+                }
             ),
         ),
     }
@@ -545,7 +555,27 @@ fn fit_with<D: PipelineDesign>(
         Some(b) => out.push("intercept", b),
         None => out.push("intercept", "none"),
     }
-    out.push("intercept_note", c.intercept_note.clone());
+    // The pipeline says only that none was asked for; say why this command asked for
+    // none, and how to get one.
+    let note = if model.intercept.is_none() && !args.no_intercept && !intercept(args, format) {
+        format!(
+            "none: {} fits have no intercept unless you pass --intercept (one more \
+             coordinate of the same private solver; with --max-nonzeros the intercept's \
+             column is one more release per record)",
+            if format == Format::Libsvm {
+                "LIBSVM"
+            } else if args.normalize_rows {
+                "--normalize-rows"
+            } else {
+                "--max-nonzeros"
+            }
+        )
+    } else if args.no_intercept {
+        "none: turned off by --no-intercept".to_owned()
+    } else {
+        c.intercept_note.clone()
+    };
+    out.push("intercept_note", note);
     out.push(
         "predict",
         "the model takes raw rows: predict clips each column to its range and answers in your units",

@@ -314,11 +314,12 @@ class DPLogisticRegression(_DPClassifier):
         The solver's hyperparameters; ``None`` uses the no-tuning defaults.
     n_jobs : int or None, default=None
         Threads of DP-CD's sweeps (the other algorithms ignore it): each coordinate
-        step's sweep is split into ``n_jobs`` fixed pieces. ``None`` means 1 (two
-        threads made the 160,000 x 50 fit slower on a 2-core machine: see the docs'
-        "Speed"). A seeded fit reproduces bit for bit for the same ``n_jobs`` on any
-        machine (with fewer cores the pieces run one after the other); different
-        ``n_jobs`` differ in the last bits.
+        step's sweep is split into ``n_jobs`` fixed pieces. ``None`` means 2 for at
+        least 32,768 rows of dense data and 1 otherwise (a rule on the public number
+        of rows, never on the machine; see the docs' "Speed"). A seeded fit
+        reproduces bit for bit for the same ``n_jobs`` on any machine (with fewer
+        cores the pieces run one after the other); different ``n_jobs`` differ in the
+        last bits. Use ``n_jobs=1`` when the other cores are busy.
     random_state : None, int or RandomState, default=None
         ``None`` draws the noise from the operating system. An int replays the fit bit
         for bit, **and replays its noise**: whoever knows it can subtract the noise, so
