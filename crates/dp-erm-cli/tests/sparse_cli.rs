@@ -163,7 +163,7 @@ fn libsvm_regression_and_intercept_through_the_pipeline() {
 /// passed no flag could not understand.
 #[test]
 fn libsvm_without_intercept_says_why_and_how() {
-    let dir = scratch("nointercept");
+    let dir = scratch("sparse-cli", "nointercept");
     let data = write_libsvm(&dir, false);
     let model = dir.join("m.json");
     let (ok, out, err) = run(&[
