@@ -2,6 +2,7 @@
 //! generated from the targets ([`targets`]).
 
 use super::*;
+use crate::report::sci_or_dash;
 
 /// Writes `fig1-<problem>.svg` (imbalanced problems) and `fig2-<problem>.svg` (balanced)
 /// into `dir` from summary records.
@@ -160,17 +161,17 @@ pub(super) fn render_report(
          Relative error is (F(w) - F*)/F* at the last iterate; \"ours\" is the mean of the fresh runs \
          (the paper's Table 2 reports the tuning runs' mean; ours is in `tuning_rel_error_mean` in summary.json).\n\n",
         settings.cd_steps.len(),
-        sci(settings.cd_steps.first().copied().unwrap_or(f64::NAN)),
-        sci(settings.cd_steps.last().copied().unwrap_or(f64::NAN)),
+        sci_or_dash(settings.cd_steps.first().copied()),
+        sci_or_dash(settings.cd_steps.last().copied()),
         settings.sgd_steps.len(),
-        sci(settings.sgd_steps.first().copied().unwrap_or(f64::NAN)),
-        sci(settings.sgd_steps.last().copied().unwrap_or(f64::NAN)),
+        sci_or_dash(settings.sgd_steps.first().copied()),
+        sci_or_dash(settings.sgd_steps.last().copied()),
         settings.cd_clips.len(),
-        sci(settings.cd_clips.first().copied().unwrap_or(f64::NAN)),
-        sci(settings.cd_clips.last().copied().unwrap_or(f64::NAN)),
+        sci_or_dash(settings.cd_clips.first().copied()),
+        sci_or_dash(settings.cd_clips.last().copied()),
         settings.sgd_clips.len(),
-        sci(settings.sgd_clips.first().copied().unwrap_or(f64::NAN)),
-        sci(settings.sgd_clips.last().copied().unwrap_or(f64::NAN)),
+        sci_or_dash(settings.sgd_clips.first().copied()),
+        sci_or_dash(settings.sgd_clips.last().copied()),
         settings.passes,
         settings.tuning_runs,
         settings.final_runs

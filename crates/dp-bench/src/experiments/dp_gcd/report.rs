@@ -2,6 +2,7 @@
 //! beside the paper's and the reading generated from the targets ([`verdicts`]).
 
 use super::*;
+use crate::report::sci_or_dash;
 
 pub(super) fn label_of(r: &Record) -> String {
     match &r.rule {
@@ -282,13 +283,13 @@ pub(super) fn render_report(
         settings.gcd_iterations,
         settings.cd_steps.len(),
         sci(settings.cd_steps[0]),
-        sci(*settings.cd_steps.last().unwrap_or(&f64::NAN)),
+        sci_or_dash(settings.cd_steps.last().copied()),
         settings.sgd_steps.len(),
         sci(settings.sgd_steps[0]),
-        sci(*settings.sgd_steps.last().unwrap_or(&f64::NAN)),
+        sci_or_dash(settings.sgd_steps.last().copied()),
         settings.clips.len(),
         sci(settings.clips[0]),
-        sci(*settings.clips.last().unwrap_or(&f64::NAN)),
+        sci_or_dash(settings.clips.last().copied()),
         settings.passes,
         settings.cd_passes_dorothea,
         settings.sgd_passes,
