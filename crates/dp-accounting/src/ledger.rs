@@ -491,5 +491,4 @@ fn refused_selection(acc: &str) -> AccountingError {
 }
 
 #[cfg(test)]
-#[path = "ledger_tests.rs"]
 mod tests;

@@ -496,5 +496,4 @@ where
 }
 
 #[cfg(test)]
-#[path = "selection_tests.rs"]
 mod tests;

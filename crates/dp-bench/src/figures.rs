@@ -8,17 +8,45 @@ use plotters::prelude::*;
 
 use crate::report::write_atomic;
 
-/// One point of a curve.
+/// One point of a curve. A value is `None` when the runs gave none (every run diverged, or
+/// the summary lacks it): such a point still spans the x axis but draws nothing, and an
+/// absent `min` / `max` draws the band at the mean.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BandPoint {
     /// Budget (x axis).
     pub x: f64,
     /// Mean relative error.
-    pub mean: f64,
+    pub mean: Option<f64>,
     /// Minimum over runs.
-    pub min: f64,
+    pub min: Option<f64>,
     /// Maximum over runs.
-    pub max: f64,
+    pub max: Option<f64>,
+}
+
+impl BandPoint {
+    /// A point without spread (a published number, a single run): `min = max = mean`.
+    pub fn exact(x: f64, y: f64) -> Self {
+        Self {
+            x,
+            mean: Some(y),
+            min: Some(y),
+            max: Some(y),
+        }
+    }
+}
+
+/// A point as drawn: its mean finite and positive (the log axis), the band edges filled in.
+#[derive(Debug, Clone, Copy)]
+struct Drawn {
+    x: f64,
+    mean: f64,
+    min: Option<f64>,
+    max: Option<f64>,
+}
+
+/// The mean of `p` if it can be drawn on a log axis (finite and positive).
+fn drawable(mean: Option<f64>) -> Option<f64> {
+    mean.filter(|m| m.is_finite() && *m > 0.0)
 }
 
 /// One curve (an algorithm). A series whose label starts with `paper` (e.g. `paper dp-cd`)
@@ -474,11 +502,11 @@ impl ErrorFigure {
         for p in pts() {
             x0 = x0.min(p.x);
             x1 = x1.max(p.x);
-            if !(p.mean.is_finite() && p.mean > 0.0) {
-                not_drawn += usize::from(p.mean.is_finite());
+            if drawable(p.mean).is_none() {
+                not_drawn += usize::from(p.mean.is_some_and(f64::is_finite));
                 continue;
             }
-            for y in [p.min, p.mean, p.max] {
+            for y in [p.min, p.mean, p.max].into_iter().flatten() {
                 if y.is_finite() && y > 0.0 {
                     y0 = y0.min(y);
                     y1 = y1.max(y);
@@ -499,10 +527,7 @@ impl ErrorFigure {
         // Diverged runs (errors of 1e9 and more) would squash every other curve: cap the axis
         // at 1000 times the median of the plotted means and draw larger values at the top
         // edge, saying so in the title.
-        let mut means: Vec<f64> = pts()
-            .map(|p| p.mean)
-            .filter(|m| m.is_finite() && *m > 0.0)
-            .collect();
+        let mut means: Vec<f64> = pts().filter_map(|p| drawable(p.mean)).collect();
         means.sort_by(f64::total_cmp);
         let cap = means
             .get(means.len() / 2)
@@ -621,20 +646,21 @@ impl ErrorFigure {
             let (r, g, b) = entry.color;
             let color = RGBColor(r, g, b);
             let marker = entry.marker;
-            let mut pts: Vec<BandPoint> = s
+            let mut pts: Vec<Drawn> = s
                 .points
                 .iter()
-                .copied()
-                .filter(|p| p.mean.is_finite() && p.mean > 0.0)
+                .filter_map(|p| {
+                    drawable(p.mean).map(|mean| Drawn {
+                        x: p.x,
+                        mean: mean.min(cap),
+                        min: p.min.map(|v| v.min(cap)),
+                        max: p.max.map(|v| v.min(cap)),
+                    })
+                })
                 .collect();
             pts.sort_by(|a, b| a.x.total_cmp(&b.x));
             if pts.is_empty() {
                 continue;
-            }
-            for p in &mut pts {
-                p.mean = p.mean.min(cap);
-                p.min = p.min.min(cap);
-                p.max = p.max.min(cap);
             }
             let at: Vec<(f64, f64)> = pts.iter().map(|p| (p.x, p.mean)).collect();
             if s.label.starts_with("paper") {
@@ -648,18 +674,16 @@ impl ErrorFigure {
                     .legend(move |(x, y)| Cross::new((x + 10, y), 6, color.stroke_width(2)));
                 continue;
             }
-            // Min / max band as a filled polygon (lower edge forward, upper edge back).
-            let floor = |v: f64| {
-                if v.is_finite() && v > 0.0 {
-                    v
-                } else {
-                    f64::NAN
-                }
-            };
+            // Min / max band as a filled polygon (lower edge forward, upper edge back); an
+            // edge that is absent or not drawable on the log axis is drawn at the mean.
             let band: Vec<(f64, f64)> = pts
                 .iter()
-                .map(|p| (p.x, floor(p.min).min(p.mean)))
-                .chain(pts.iter().rev().map(|p| (p.x, floor(p.max).max(p.mean))))
+                .map(|p| (p.x, drawable(p.min).map_or(p.mean, |v| v.min(p.mean))))
+                .chain(
+                    pts.iter()
+                        .rev()
+                        .map(|p| (p.x, drawable(p.max).map_or(p.mean, |v| v.max(p.mean)))),
+                )
                 .collect();
             chart
                 .draw_series(std::iter::once(Polygon::new(
@@ -802,8 +826,7 @@ fn score(fig: &ErrorFigure, refs: &[RefLine], label: &str) -> Option<f64> {
         let logs: Vec<f64> = s
             .points
             .iter()
-            .map(|p| p.mean)
-            .filter(|m| m.is_finite() && *m > 0.0)
+            .filter_map(|p| drawable(p.mean))
             .map(f64::ln)
             .collect();
         return (!logs.is_empty()).then(|| logs.iter().sum::<f64>() / logs.len() as f64);
@@ -981,7 +1004,12 @@ mod tests {
     /// run's sparse-lasso figure had ten empty decades); a note says it is left out.
     #[test]
     fn a_point_at_f_star_neither_draws_nor_stretches_the_axis() {
-        let point = |x: f64, mean: f64, min: f64, max: f64| BandPoint { x, mean, min, max };
+        let point = |x: f64, mean: f64, min: f64, max: f64| BandPoint {
+            x,
+            mean: Some(mean),
+            min: Some(min),
+            max: Some(max),
+        };
         let fig = |last_mean: f64| ErrorFigure {
             title: "toy".into(),
             x_label: "passes".into(),
@@ -1053,15 +1081,15 @@ mod tests {
                     points: vec![
                         BandPoint {
                             x: 2.0,
-                            mean: 0.1,
-                            min: 0.05,
-                            max: 0.2,
+                            mean: Some(0.1),
+                            min: Some(0.05),
+                            max: Some(0.2),
                         },
                         BandPoint {
                             x: 50.0,
-                            mean: 0.01,
-                            min: 0.005,
-                            max: 0.02,
+                            mean: Some(0.01),
+                            min: Some(0.005),
+                            max: Some(0.02),
                         },
                     ],
                     color: None,
@@ -1070,9 +1098,9 @@ mod tests {
                     label: "dp-sgd".into(),
                     points: vec![BandPoint {
                         x: 5.0,
-                        mean: 0.3,
-                        min: 0.3,
-                        max: 0.3,
+                        mean: Some(0.3),
+                        min: Some(0.3),
+                        max: Some(0.3),
                     }],
                     color: Some((214, 39, 40)),
                 },
@@ -1093,8 +1121,8 @@ mod tests {
         assert_eq!(log_keys(0.015, 0.6), vec![0.02, 0.05, 0.1, 0.2, 0.5]);
         // A diverged series is capped so the others stay readable, and the title says so.
         let mut diverged = fig.clone();
-        diverged.series[1].points[0].mean = 1e12;
-        diverged.series[1].points[0].max = 1e13;
+        diverged.series[1].points[0].mean = Some(1e12);
+        diverged.series[1].points[0].max = Some(1e13);
         let svg = diverged.to_svg(400, 300).unwrap();
         assert!(svg.contains("drawn at the top"));
         assert_eq!(format_tick(0.02), "0.02");
@@ -1131,12 +1159,7 @@ mod tests {
             label: label.into(),
             points: [1.0, 10.0]
                 .iter()
-                .map(|&x| BandPoint {
-                    x,
-                    mean: y,
-                    min: y,
-                    max: y,
-                })
+                .map(|&x| BandPoint::exact(x, y))
                 .collect(),
             color,
         }

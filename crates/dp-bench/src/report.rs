@@ -218,6 +218,12 @@ pub fn sci(x: f64) -> String {
     }
 }
 
+/// [`sci`] of a value that may be absent (an empty grid's first or last point): `-` when
+/// there is none, as for a non-finite value.
+pub fn sci_or_dash(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_owned(), sci)
+}
+
 /// Formats a relative error with four decimals when it is in `[1e-3, 1e4)`, else in scientific notation.
 pub fn err4(x: f64) -> String {
     if !x.is_finite() {
@@ -362,6 +368,8 @@ mod tests {
         assert_eq!(err4(0.0007), "7.00e-4");
         assert_eq!(err4(2.5e9), "2.50e9");
         assert_eq!(sci(f64::NAN), "-");
+        assert_eq!(sci_or_dash(None), "-");
+        assert_eq!(sci_or_dash(Some(0.125)), sci(0.125));
         assert_eq!(finite(f64::INFINITY), None);
         assert_eq!(or_diverged("0.1".into(), 0, 5), "0.1");
         assert_eq!(or_diverged("-".into(), 2, 5), "diverged (2 of 5 runs)");

@@ -3,22 +3,19 @@
 //! settings, every guarantee must meet its target, and only the rows labelled so may use
 //! constants computed from the data.
 
+mod common;
+
 use dp_bench::experiments::adult::{methods, run_with, Record, Settings};
-use dp_bench::experiments::{ExperimentConfig, Profile};
+use dp_bench::experiments::Profile;
 use dp_bench::report::Summary;
-use dp_bench::runner::ProgressMode;
+
+use common::{smoke, temp_dir};
 
 #[test]
 fn smoke_profile_writes_consistent_outputs() {
-    let out = std::env::temp_dir().join(format!("dp-bench-adult-smoke-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
+    let out = temp_dir("adult-smoke");
     let settings = Settings::for_profile(Profile::Smoke);
-    let config = ExperimentConfig {
-        profile: Profile::Smoke,
-        out_dir: out.clone(),
-        seed: 5,
-        progress: ProgressMode::Silent,
-    };
+    let config = smoke(&out, 5);
     run_with(&config, &settings).unwrap();
     let dir = out.join("adult");
     let text = std::fs::read_to_string(dir.join("summary.json")).unwrap();
@@ -115,14 +112,8 @@ fn smoke_profile_writes_consistent_outputs() {
 /// known ones before anything runs.
 #[test]
 fn a_method_filter_runs_the_named_rows_only() {
-    let out = std::env::temp_dir().join(format!("dp-bench-adult-only-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
-    let config = ExperimentConfig {
-        profile: Profile::Smoke,
-        out_dir: out.clone(),
-        seed: 5,
-        progress: ProgressMode::Silent,
-    };
+    let out = temp_dir("adult-only");
+    let config = smoke(&out, 5);
     let only = vec![
         "dp-cd-support".to_owned(),
         "dp-cd-defaults-support".to_owned(),

@@ -1,33 +1,23 @@
 //! End to end: the DP-CD experiment at the `smoke` profile on two problems, into a temporary
 //! directory; the outputs must parse and agree with each other and with the grid.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
+mod common;
 
 use dp_bench::experiments::dp_cd::{
     paper_table2, run_with, variants, Algorithm, ProblemName, Record, Settings, PASSES,
 };
-use dp_bench::experiments::{ExperimentConfig, Profile};
+use dp_bench::experiments::Profile;
 use dp_bench::report::Summary;
-use dp_bench::runner::ProgressMode;
+use std::collections::HashMap;
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dp-bench-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+use common::{smoke, temp_dir};
 
 #[test]
 fn smoke_profile_writes_consistent_outputs() {
     let out = temp_dir("dp-cd-smoke");
     let mut settings = Settings::for_profile(Profile::Smoke);
     settings.problems = vec![ProblemName::CaliforniaStd, ProblemName::SparseLasso];
-    let config = ExperimentConfig {
-        profile: Profile::Smoke,
-        out_dir: out.clone(),
-        seed: 11,
-        progress: ProgressMode::Silent,
-    };
+    let config = smoke(&out, 11);
     run_with(&config, &settings).unwrap();
     let dir = out.join("dp-cd");
 
@@ -125,12 +115,7 @@ fn same_seed_same_summary() {
         let out = temp_dir(tag);
         let mut settings = Settings::for_profile(Profile::Smoke);
         settings.problems = vec![ProblemName::CaliforniaStd];
-        let config = ExperimentConfig {
-            profile: Profile::Smoke,
-            out_dir: out.clone(),
-            seed: 5,
-            progress: ProgressMode::Silent,
-        };
+        let config = smoke(&out, 5);
         run_with(&config, &settings).unwrap();
         let text = std::fs::read_to_string(out.join("dp-cd/summary.json")).unwrap();
         std::fs::remove_dir_all(&out).unwrap();
@@ -152,12 +137,7 @@ fn dp_scd_row_on_raw_electricity() {
     let out = temp_dir("dp-cd-scd");
     let mut settings = Settings::for_profile(Profile::Smoke);
     settings.problems = vec![ProblemName::ElectricityRaw];
-    let config = ExperimentConfig {
-        profile: Profile::Smoke,
-        out_dir: out.clone(),
-        seed: 3,
-        progress: ProgressMode::Silent,
-    };
+    let config = smoke(&out, 3);
     run_with(&config, &settings).unwrap();
     let text = std::fs::read_to_string(out.join("dp-cd/summary.json")).unwrap();
     std::fs::remove_dir_all(&out).unwrap();

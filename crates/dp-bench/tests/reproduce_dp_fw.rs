@@ -2,30 +2,20 @@
 //! outputs must parse, cover the grid, and the uplink-float identity (`T m` per party,
 //! `K T m` in total, from the server's counters) must hold in every sketched record.
 
-use std::path::PathBuf;
+mod common;
 
 use dp_bench::experiments::dp_fw::{
     iterations_for, log_log_slope, run_with, sketch_dim_for, Settings, Summary,
 };
-use dp_bench::experiments::{ExperimentConfig, Profile};
-use dp_bench::runner::ProgressMode;
+use dp_bench::experiments::Profile;
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dp-bench-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+use common::{smoke, temp_dir};
 
 #[test]
 fn smoke_profile_writes_outputs_and_the_uplink_identity_holds() {
     let out = temp_dir("dp-fw-smoke");
     let settings = Settings::for_profile(Profile::Smoke);
-    let config = ExperimentConfig {
-        profile: Profile::Smoke,
-        out_dir: out.clone(),
-        seed: 7,
-        progress: ProgressMode::Silent,
-    };
+    let config = smoke(&out, 7);
     run_with(&config, &settings).unwrap();
     let dir = out.join("dp-fw");
     for f in [

@@ -2,26 +2,14 @@
 //! some blocks and resumed gives the same records as an uninterrupted run; a checkpoint of
 //! other settings is refused; the problem filter says what it left out.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 
 use dp_bench::experiments::dp_scd::{self, RunOptions, Settings};
-use dp_bench::experiments::{ExperimentConfig, Profile};
-use dp_bench::runner::ProgressMode;
+use dp_bench::experiments::Profile;
 
-fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dp-scd-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn config(out: &Path, seed: u64) -> ExperimentConfig {
-    ExperimentConfig {
-        profile: Profile::Smoke,
-        out_dir: out.to_owned(),
-        seed,
-        progress: ProgressMode::Silent,
-    }
-}
+use common::{smoke, temp_dir};
 
 /// `summary.json` without what legitimately differs between two runs of the same blocks:
 /// the date, the wall time and the measured seconds per run. Everything else (every
@@ -53,25 +41,25 @@ fn opts(resume: bool, stop: Option<usize>) -> RunOptions {
 #[test]
 fn interrupted_and_resumed_run_matches_an_uninterrupted_one() {
     let s = Settings::for_profile(Profile::Smoke);
-    let whole = out_dir("whole");
-    dp_scd::run_with_options(&config(&whole, 5), &s, &opts(false, None)).unwrap();
+    let whole = temp_dir("dp-scd-whole");
+    dp_scd::run_with_options(&smoke(&whole, 5), &s, &opts(false, None)).unwrap();
     let expected = comparable_summary(&whole);
     assert!(expected.iter().any(|l| l.contains("\"records\"")));
 
     // Smoke blocks per problem: 6 Fig. 1 records, then (ridge only) 4 Fig. 2 curves and
     // 1 Fig. 3 curve. Stop inside the ridge's Fig. 2, then again inside the second
     // problem, then finish: three processes share the checkpoint.
-    let cut = out_dir("cut");
-    let err = dp_scd::run_with_options(&config(&cut, 5), &s, &opts(false, Some(7)))
+    let cut = temp_dir("dp-scd-cut");
+    let err = dp_scd::run_with_options(&smoke(&cut, 5), &s, &opts(false, Some(7)))
         .unwrap_err()
         .to_string();
     assert!(err.contains("stopped after 7 new blocks"), "{err}");
     assert!(!cut.join("dp-scd/summary.json").exists());
-    let err = dp_scd::run_with_options(&config(&cut, 5), &s, &opts(true, Some(5)))
+    let err = dp_scd::run_with_options(&smoke(&cut, 5), &s, &opts(true, Some(5)))
         .unwrap_err()
         .to_string();
     assert!(err.contains("stopped after 5 new blocks"), "{err}");
-    dp_scd::run_with_options(&config(&cut, 5), &s, &opts(true, None)).unwrap();
+    dp_scd::run_with_options(&smoke(&cut, 5), &s, &opts(true, None)).unwrap();
     let got = comparable_summary(&cut);
     assert_eq!(got.len(), expected.len());
     for (a, b) in got.iter().zip(&expected) {
@@ -85,7 +73,7 @@ fn interrupted_and_resumed_run_matches_an_uninterrupted_one() {
 
     // A resumed run whose blocks are all saved recomputes nothing and loads no data.
     let before = std::fs::read_to_string(cut.join("dp-scd/checkpoint.json")).unwrap();
-    dp_scd::run_with_options(&config(&cut, 5), &s, &opts(true, None)).unwrap();
+    dp_scd::run_with_options(&smoke(&cut, 5), &s, &opts(true, None)).unwrap();
     assert_eq!(comparable_summary(&cut), expected);
     let after = std::fs::read_to_string(cut.join("dp-scd/checkpoint.json")).unwrap();
     assert_eq!(
@@ -94,14 +82,14 @@ fn interrupted_and_resumed_run_matches_an_uninterrupted_one() {
     );
 
     // Another seed is refused, naming the difference; nothing is mixed.
-    let err = dp_scd::run_with_options(&config(&cut, 6), &s, &opts(true, None))
+    let err = dp_scd::run_with_options(&smoke(&cut, 6), &s, &opts(true, None))
         .unwrap_err()
         .to_string();
     assert!(err.contains("seed: 5 vs 6"), "{err}");
     // So are other grids.
     let mut other = s.clone();
     other.scd_clips = vec![0.25];
-    let err = dp_scd::run_with_options(&config(&cut, 5), &other, &opts(true, None))
+    let err = dp_scd::run_with_options(&smoke(&cut, 5), &other, &opts(true, None))
         .unwrap_err()
         .to_string();
     assert!(err.contains("settings.scd_clips: [0.5] vs [0.25]"), "{err}");
@@ -113,12 +101,12 @@ fn interrupted_and_resumed_run_matches_an_uninterrupted_one() {
 #[test]
 fn filtered_run_says_which_problems_and_claims_were_not_run() {
     let s = Settings::for_profile(Profile::Smoke);
-    let out = out_dir("filter");
+    let out = temp_dir("dp-scd-filter");
     let o = RunOptions {
         problems: vec!["website-phishing".into()],
         ..RunOptions::default()
     };
-    dp_scd::run_with_options(&config(&out, 5), &s, &o).unwrap();
+    dp_scd::run_with_options(&smoke(&out, 5), &s, &o).unwrap();
     let text = std::fs::read_to_string(out.join("dp-scd/summary.json")).unwrap();
     let sum: dp_scd::Summary = serde_json::from_str(&text).unwrap();
     assert!(sum
@@ -148,7 +136,7 @@ fn filtered_run_says_which_problems_and_claims_were_not_run() {
         problems: vec!["phishing".into()],
         ..RunOptions::default()
     };
-    let err = dp_scd::run_with_options(&config(&out, 5), &s, &bad)
+    let err = dp_scd::run_with_options(&smoke(&out, 5), &s, &bad)
         .unwrap_err()
         .to_string();
     assert!(

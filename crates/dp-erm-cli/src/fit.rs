@@ -462,9 +462,10 @@ impl Report {
                 serde_json::Value::Object(_) => println!("{k} = {}", self.json_text(i)),
                 serde_json::Value::String(s) => println!("{k} = {s}"),
                 serde_json::Value::Null => {}
-                serde_json::Value::Number(x) if x.is_f64() => {
-                    println!("{k} = {}", num(x.as_f64().unwrap_or(f64::NAN)));
-                }
+                serde_json::Value::Number(x) => match x.as_f64().filter(|_| x.is_f64()) {
+                    Some(f) => println!("{k} = {}", num(f)),
+                    None => println!("{k} = {x}"),
+                },
                 other => println!("{k} = {other}"),
             }
         }

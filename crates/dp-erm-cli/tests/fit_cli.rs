@@ -1,19 +1,10 @@
 //! `dp-erm fit` / `dp-erm predict` (aliases `cargo xtask fit / predict`) end to end, as a user would run them.
 
+mod common;
+
 use std::path::PathBuf;
-use std::process::Command;
 
-fn dp_erm() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_dp-erm"))
-}
-
-/// A fresh directory for one test's files.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dp-erm-fit-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{dp_erm, field, output, scratch};
 
 /// A separable-ish two-class CSV with named classes, features in [-1, 1].
 fn write_csv(dir: &std::path::Path, n: usize, with_labels: bool) -> PathBuf {
@@ -42,28 +33,13 @@ fn write_csv(dir: &std::path::Path, n: usize, with_labels: bool) -> PathBuf {
     path
 }
 
-fn run(cmd: &mut Command) -> (bool, String, String) {
-    let out = cmd.output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn field(text: &str, key: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{key} = ")))
-        .and_then(|v| v.trim().parse().ok())
-}
-
 #[test]
 fn csv_to_private_model_to_predictions() {
-    let dir = scratch("e2e");
+    let dir = scratch("fit-cli", "e2e");
     let train = write_csv(&dir, 2000, true);
     let model = dir.join("model.json");
     for algorithm in ["dp-cd", "dp-gcd", "dp-sgd"] {
-        let (ok, out, err) = run(dp_erm().args([
+        let (ok, out, err) = output(dp_erm().args([
             "fit",
             "--data",
             train.to_str().unwrap(),
@@ -106,7 +82,7 @@ fn csv_to_private_model_to_predictions() {
         assert!(text.contains("\"guarantee\""), "{text}");
     }
     // Predict on a labelled file: prints the score.
-    let (ok, out, err) = run(dp_erm().args([
+    let (ok, out, err) = output(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -118,7 +94,7 @@ fn csv_to_private_model_to_predictions() {
     // Predict on a file without labels: writes one prediction per row.
     let new = write_csv(&dir, 10, false);
     let preds = dir.join("predictions.csv");
-    let (ok, out, err) = run(dp_erm().args([
+    let (ok, out, err) = output(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -138,10 +114,10 @@ fn csv_to_private_model_to_predictions() {
 
 #[test]
 fn fit_json_reports_solver_seconds_and_seeded_runs_reproduce() {
-    let dir = scratch("json");
+    let dir = scratch("fit-cli", "json");
     let train = write_csv(&dir, 500, true);
     let fit = |model: &str| {
-        run(dp_erm().args([
+        output(dp_erm().args([
             "fit",
             "--data",
             train.to_str().unwrap(),
@@ -183,7 +159,7 @@ fn fit_json_reports_solver_seconds_and_seeded_runs_reproduce() {
 
 #[test]
 fn fit_refuses_what_it_cannot_do_privately() {
-    let dir = scratch("errors");
+    let dir = scratch("fit-cli", "errors");
     let train = write_csv(&dir, 50, true);
     let model = dir.join("m.json");
     let base = |extra: &[&str]| {
@@ -206,7 +182,7 @@ fn fit_refuses_what_it_cannot_do_privately() {
             model.to_str().unwrap(),
         ]);
         c.args(extra);
-        run(&mut c)
+        output(&mut c)
     };
     // No bound and no explicit opt-in: refused, naming both ways out.
     let (ok, _, err) = base(&["--epsilon", "1", "--delta", "1e-6"]);
@@ -234,7 +210,7 @@ fn fit_refuses_what_it_cannot_do_privately() {
     // Nothing was written by the failed runs.
     assert!(!model.exists());
     // A missing file names it.
-    let (ok, _, err) = run(dp_erm().args([
+    let (ok, _, err) = output(dp_erm().args([
         "predict",
         "--model",
         dir.join("nope.json").to_str().unwrap(),
@@ -247,7 +223,7 @@ fn fit_refuses_what_it_cannot_do_privately() {
 
 #[test]
 fn libsvm_input_fits_and_predicts() {
-    let dir = scratch("libsvm");
+    let dir = scratch("fit-cli", "libsvm");
     // The same classes as write_csv, as LIBSVM text (zeros omitted).
     let mut s = String::new();
     for i in 0..1500 {
@@ -271,7 +247,7 @@ fn libsvm_input_fits_and_predicts() {
     std::fs::write(&data, s).unwrap();
     let model = dir.join("model.json");
     for algorithm in ["dp-sgd", "dp-cd"] {
-        let (ok, out, err) = run(dp_erm().args([
+        let (ok, out, err) = output(dp_erm().args([
             "fit",
             "--data",
             data.to_str().unwrap(),
@@ -299,7 +275,7 @@ fn libsvm_input_fits_and_predicts() {
         assert!(text.contains("\"format\": \"libsvm\""), "{text}");
         assert!(!text.contains("seed"), "{text}");
     }
-    let (ok, out, err) = run(dp_erm().args([
+    let (ok, out, err) = output(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -313,7 +289,7 @@ fn libsvm_input_fits_and_predicts() {
     assert!(v["accuracy"].as_f64().unwrap() > 0.7, "{v}");
     assert!(v["log_loss"].as_f64().unwrap() > 0.0, "{v}");
     // --target is a CSV option.
-    let (ok, _, err) = run(dp_erm().args([
+    let (ok, _, err) = output(dp_erm().args([
         "fit",
         "--data",
         data.to_str().unwrap(),
@@ -335,7 +311,7 @@ fn libsvm_input_fits_and_predicts() {
     assert!(!ok);
     assert!(err.contains("--target applies to CSV files only"), "{err}");
     // So are the class names: refused, not silently ignored.
-    let (ok, _, err) = run(dp_erm().args([
+    let (ok, _, err) = output(dp_erm().args([
         "fit",
         "--data",
         data.to_str().unwrap(),
@@ -365,7 +341,7 @@ fn libsvm_input_fits_and_predicts() {
 
 #[test]
 fn feature_bound_clips_and_says_how_many() {
-    let dir = scratch("clip");
+    let dir = scratch("fit-cli", "clip");
     let train = write_csv(&dir, 400, true);
     // Count by hand the values beyond 0.5 in the three feature columns.
     let text = std::fs::read_to_string(&train).unwrap();
@@ -382,7 +358,7 @@ fn feature_bound_clips_and_says_how_many() {
         .count();
     assert!(beyond > 0);
     let model = dir.join("m.json");
-    let (ok, out, err) = run(dp_erm().args([
+    let (ok, out, err) = output(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
@@ -422,10 +398,10 @@ fn feature_bound_clips_and_says_how_many() {
 
 #[test]
 fn non_private_constants_need_the_flag_and_are_recorded() {
-    let dir = scratch("nonprivate");
+    let dir = scratch("fit-cli", "nonprivate");
     let train = write_csv(&dir, 300, true);
     let model = dir.join("m.json");
-    let (ok, out, err) = run(dp_erm().args([
+    let (ok, out, err) = output(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
@@ -457,7 +433,7 @@ fn non_private_constants_need_the_flag_and_are_recorded() {
 
 #[test]
 fn regression_reports_mse_and_predict_checks_columns() {
-    let dir = scratch("regression");
+    let dir = scratch("fit-cli", "regression");
     let mut s = String::from("x0,x1,y\n");
     for i in 0..1000 {
         let a = ((i * 7919 % 1000) as f64 / 500.0) - 1.0;
@@ -467,7 +443,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
     let train = dir.join("reg.csv");
     std::fs::write(&train, s).unwrap();
     let model = dir.join("m.json");
-    let (ok, out, err) = run(dp_erm().args([
+    let (ok, out, err) = output(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
@@ -504,7 +480,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
     // Columns in another order, without the label: fine.
     let new = dir.join("new.csv");
     std::fs::write(&new, "x1,x0\n0.5,0.5\n-1,1\n").unwrap();
-    let (ok, out, err) = run(dp_erm().args([
+    let (ok, out, err) = output(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -516,7 +492,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
     assert!(field(&out, "mse").is_none(), "{out}");
     // A missing column and an unknown column are named, with the file.
     std::fs::write(&new, "x0,z\n0.5,0.5\n").unwrap();
-    let (ok, _, err) = run(dp_erm().args([
+    let (ok, _, err) = output(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -529,7 +505,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
         "{err}"
     );
     std::fs::write(&new, "x0,x1,z\n0.5,0.5,1\n").unwrap();
-    let (ok, _, err) = run(dp_erm().args([
+    let (ok, _, err) = output(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -540,7 +516,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
     assert!(err.contains("unexpected column(s) \"z\""), "{err}");
     // A bad value: file, line, column and value in one line.
     std::fs::write(&new, "x0,x1\n0.5,0.5\n0.1,abc\n").unwrap();
-    let (ok, _, err) = run(dp_erm().args([
+    let (ok, _, err) = output(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -557,7 +533,7 @@ fn regression_reports_mse_and_predict_checks_columns() {
 
 #[test]
 fn dp_scd_needs_l2_and_normalised_rows() {
-    let dir = scratch("dp-scd");
+    let dir = scratch("fit-cli", "dp-scd");
     let train = write_csv(&dir, 2000, true);
     let model = dir.join("model.json");
     let base = |algorithm: &str| {
@@ -587,18 +563,20 @@ fn dp_scd_needs_l2_and_normalised_rows() {
     };
     let private = ["--epsilon", "1", "--delta", "1e-3"];
     // No L2 penalty: refused, naming the problem.
-    let (ok, out, err) = run(base("dp-scd").args(private));
+    let (ok, out, err) = output(base("dp-scd").args(private));
     assert!(!ok, "{out}");
     assert!(err.contains("--penalty l2 --lambda"), "{err}");
     // Rows of norm up to sqrt(3): refused, pointing at --normalize-rows.
     let (ok, out, err) =
-        run(base("dp-scd")
-            .args(private)
-            .args(["--penalty", "l2", "--lambda", "0.05"]));
+        output(
+            base("dp-scd")
+                .args(private)
+                .args(["--penalty", "l2", "--lambda", "0.05"]),
+        );
     assert!(!ok, "{out}");
     assert!(err.contains("--normalize-rows"), "{err}");
     // Normalised rows: a private model that separates the classes.
-    let (ok, out, err) = run(base("dp-scd").args(private).args([
+    let (ok, out, err) = output(base("dp-scd").args(private).args([
         "--penalty",
         "l2",
         "--lambda",
@@ -621,7 +599,7 @@ fn dp_scd_needs_l2_and_normalised_rows() {
     let text = std::fs::read_to_string(&model).unwrap();
     assert!(text.contains("\"normalize_rows\": true"), "{text}");
     // predict normalises new rows the same way.
-    let (ok, out, err) = run(dp_erm().args([
+    let (ok, out, err) = output(dp_erm().args([
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -631,7 +609,7 @@ fn dp_scd_needs_l2_and_normalised_rows() {
     assert!(ok, "{out}\n{err}");
     assert!(field(&out, "accuracy").unwrap() > 0.6, "{out}");
     // The non-private twin: no epsilon, same penalty requirement.
-    let (ok, out, err) = run(base("sdca").args(["--penalty", "l2", "--lambda", "0.05"]));
+    let (ok, out, err) = output(base("sdca").args(["--penalty", "l2", "--lambda", "0.05"]));
     assert!(ok, "{out}\n{err}");
     assert!(field(&out, "accuracy").unwrap() > 0.8, "{out}");
 }
@@ -642,7 +620,7 @@ fn dp_scd_needs_l2_and_normalised_rows() {
 /// records that break the bound are projected onto it (counted, not named).
 #[test]
 fn max_nonzeros_charges_what_a_record_can_move_and_projects_broken_records() {
-    let dir = scratch("support");
+    let dir = scratch("fit-cli", "support");
     let mut s = String::from("x,red,green,blue,label\n");
     for i in 0..600 {
         let x = ((i * 7919 % 1000) as f64 / 500.0) - 1.0;
@@ -658,7 +636,7 @@ fn max_nonzeros_charges_what_a_record_can_move_and_projects_broken_records() {
     let train = dir.join("onehot.csv");
     std::fs::write(&train, s).unwrap();
     let fit = |k: &str, model: &str| {
-        run(dp_erm().args([
+        output(dp_erm().args([
             "fit",
             "--data",
             train.to_str().unwrap(),
@@ -725,7 +703,7 @@ fn max_nonzeros_charges_what_a_record_can_move_and_projects_broken_records() {
     );
     assert!(dir.join("broken.json").exists());
     // Other algorithms refuse the flag.
-    let (ok, _, err) = run(dp_erm().args([
+    let (ok, _, err) = output(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
@@ -763,7 +741,7 @@ fn max_nonzeros_charges_what_a_record_can_move_and_projects_broken_records() {
 /// certainty. Now `p` is declared, and the plan and shape are identical.
 #[test]
 fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
-    let dir = scratch("libsvm-neighbours");
+    let dir = scratch("fit-cli", "libsvm-neighbours");
     let body = |first: &str| {
         let mut s = String::from(first);
         for i in 1..200 {
@@ -781,7 +759,7 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
     for algorithm in ["dp-cd", "dp-gcd", "dp-sgd"] {
         let plan_and_shape = |data: &PathBuf, model: &str| {
             let out = dir.join(model);
-            let (ok, stdout, err) = run(dp_erm().args([
+            let (ok, stdout, err) = output(dp_erm().args([
                 "fit",
                 "--data",
                 data.to_str().unwrap(),
@@ -824,7 +802,7 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
         assert_eq!(g_s, g_l, "{algorithm}: the guarantees differ");
     }
     // Without --n-features a LIBSVM fit is refused, saying why.
-    let (ok, _, err) = run(dp_erm().args([
+    let (ok, _, err) = output(dp_erm().args([
         "fit",
         "--data",
         large.to_str().unwrap(),
@@ -845,7 +823,7 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
     assert!(err.contains("LIBSVM input needs --n-features P"), "{err}");
     assert!(!dir.join("refused.json").exists());
     // An index above the declared count is refused naming the file, line and index.
-    let (ok, _, err) = run(dp_erm().args([
+    let (ok, _, err) = output(dp_erm().args([
         "fit",
         "--data",
         large.to_str().unwrap(),
@@ -873,7 +851,7 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
     );
     // CSV columns come from the header (a public schema): the flag is refused there.
     let csv = write_csv(&dir, 50, true);
-    let (ok, _, err) = run(dp_erm().args([
+    let (ok, _, err) = output(dp_erm().args([
         "fit",
         "--data",
         csv.to_str().unwrap(),
@@ -906,9 +884,9 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
 /// release builds (and panic in debug builds); it is an error naming the flag.
 #[test]
 fn max_nonzeros_overflow_with_intercept_is_an_error() {
-    let dir = scratch("support-overflow");
+    let dir = scratch("fit-cli", "support-overflow");
     let train = write_csv(&dir, 100, true);
-    let (ok, out, err) = run(dp_erm().args([
+    let (ok, out, err) = output(dp_erm().args([
         "fit",
         "--data",
         train.to_str().unwrap(),
@@ -949,7 +927,7 @@ fn max_nonzeros_overflow_with_intercept_is_an_error() {
 /// — with the targets' range computed without privacy and said so.
 #[test]
 fn regression_without_a_target_bound_only_where_non_private_ranges_were_accepted() {
-    let dir = scratch("regression-target");
+    let dir = scratch("fit-cli", "regression-target");
     let mut s = String::from("x0,x1,y\n");
     for i in 0..500 {
         let a = ((i * 7919 % 1000) as f64 / 500.0) - 1.0;
@@ -971,7 +949,7 @@ fn regression_without_a_target_bound_only_where_non_private_ranges_were_accepted
             model.to_str().unwrap(),
         ]);
         c.args(extra);
-        run(&mut c)
+        output(&mut c)
     };
     let (ok, _, err) = fit(&[
         "--algorithm",

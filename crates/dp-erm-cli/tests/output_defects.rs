@@ -2,28 +2,11 @@
 //! built `dp-erm` binary as a user runs it. Each failed on the `cargo xtask fit / predict`
 //! of before the move.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn dp_erm() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_dp-erm"))
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dp-erm-defects-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn run(args: &[&str]) -> (bool, String, String) {
-    let out = dp_erm().args(args).output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::{position, run, s, scratch};
 
 /// Two classes written `label_pos` / `label_neg`; column `a` is 3x larger than the
 /// others (so a bound of 1 clips a third of it), `b` and `c` in [-1, 1].
@@ -43,10 +26,6 @@ fn write_csv(dir: &Path, name: &str, n: usize, pos: &str, neg: &str, eol: &str) 
     let path = dir.join(name);
     std::fs::write(&path, s).unwrap();
     path
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn fit_args<'a>(data: &'a str, model: &'a str, algorithm: &'a str) -> Vec<&'a str> {
@@ -79,15 +58,9 @@ fn fit_args<'a>(data: &'a str, model: &'a str, algorithm: &'a str) -> Vec<&'a st
     ]
 }
 
-fn position(out: &str, key: &str) -> usize {
-    out.lines()
-        .position(|l| l.starts_with(&format!("{key} = ")))
-        .unwrap_or_else(|| panic!("no line {key} = ... in\n{out}"))
-}
-
 #[test]
 fn report_is_ordered_guarantee_score_choice_diagnostics() {
-    let dir = scratch("order");
+    let dir = scratch("defects", "order");
     let train = write_csv(&dir, "t.csv", 400, "yes", "no", "\n");
     let model = dir.join("m.json");
     let (ok, out, err) = run(&fit_args(s(&train), s(&model), "dp-cd"));
@@ -122,7 +95,7 @@ fn report_is_ordered_guarantee_score_choice_diagnostics() {
 
 #[test]
 fn every_algorithm_prints_its_hyperparameters_and_the_intercept_choice() {
-    let dir = scratch("hyper");
+    let dir = scratch("defects", "hyper");
     let train = write_csv(&dir, "t.csv", 300, "yes", "no", "\n");
     let model = dir.join("m.json");
     // The private algorithms' hyperparameters come from the library's no-tuning rules
@@ -159,7 +132,7 @@ fn every_algorithm_prints_its_hyperparameters_and_the_intercept_choice() {
 
 #[test]
 fn clipping_is_counted_per_column_with_a_warning_beyond_ten_percent() {
-    let dir = scratch("clipcols");
+    let dir = scratch("defects", "clipcols");
     let train = write_csv(&dir, "t.csv", 300, "yes", "no", "\n");
     let model = dir.join("m.json");
     let mut args = fit_args(s(&train), s(&model), "dp-cd");
@@ -200,7 +173,7 @@ fn clipping_is_counted_per_column_with_a_warning_beyond_ten_percent() {
 
 #[test]
 fn predictions_carry_the_label_texts_and_name_the_probability() {
-    let dir = scratch("labels");
+    let dir = scratch("defects", "labels");
     let train = write_csv(&dir, "t.csv", 300, "yes", "no", "\n");
     let model = dir.join("m.json");
     let (ok, out, err) = run(&fit_args(s(&train), s(&model), "dp-cd"));
@@ -233,7 +206,7 @@ fn predictions_carry_the_label_texts_and_name_the_probability() {
 
 #[test]
 fn zero_one_labels_without_class_names_say_where_and_how_to_fix() {
-    let dir = scratch("zeroone");
+    let dir = scratch("defects", "zeroone");
     let train = write_csv(&dir, "t.csv", 100, "1", "0", "\n");
     let model = dir.join("m.json");
     let mut args = fit_args(s(&train), s(&model), "dp-cd");
@@ -247,7 +220,7 @@ fn zero_one_labels_without_class_names_say_where_and_how_to_fix() {
 
 #[test]
 fn the_same_text_for_both_classes_is_refused() {
-    let dir = scratch("sameclass");
+    let dir = scratch("defects", "sameclass");
     let train = write_csv(&dir, "t.csv", 100, "yes", "no", "\n");
     let model = dir.join("m.json");
     let mut args = fit_args(s(&train), s(&model), "dp-cd");
@@ -264,7 +237,7 @@ fn the_same_text_for_both_classes_is_refused() {
 
 #[test]
 fn duplicate_column_names_are_refused_by_fit() {
-    let dir = scratch("dupnames");
+    let dir = scratch("defects", "dupnames");
     let path = dir.join("t.csv");
     let mut text = String::from("a,b,a,label\n");
     for i in 0..50 {
@@ -283,7 +256,7 @@ fn duplicate_column_names_are_refused_by_fit() {
 
 #[test]
 fn crlf_files_report_the_right_line() {
-    let dir = scratch("crlf");
+    let dir = scratch("defects", "crlf");
     for eol in ["\n", "\r\n"] {
         let path = write_csv(&dir, "t.csv", 10, "yes", "no", eol);
         // Line 5 of the file (the header is line 1) gets a value that is not a number.
@@ -301,7 +274,7 @@ fn crlf_files_report_the_right_line() {
 
 #[test]
 fn delta_of_at_least_one_over_n_is_warned_about() {
-    let dir = scratch("delta");
+    let dir = scratch("defects", "delta");
     let train = write_csv(&dir, "t.csv", 200, "yes", "no", "\n");
     let model = dir.join("m.json");
     let mut args = fit_args(s(&train), s(&model), "dp-cd");
@@ -320,7 +293,7 @@ fn delta_of_at_least_one_over_n_is_warned_about() {
 
 #[test]
 fn a_feature_bound_whose_constants_overflow_is_refused() {
-    let dir = scratch("hugebound");
+    let dir = scratch("defects", "hugebound");
     let train = write_csv(&dir, "t.csv", 100, "yes", "no", "\n");
     let model = dir.join("m.json");
     let mut args = fit_args(s(&train), s(&model), "dp-cd");
@@ -344,7 +317,7 @@ fn a_feature_bound_whose_constants_overflow_is_refused() {
 /// follows).
 #[test]
 fn the_library_warnings_reach_stderr_the_report_and_json() {
-    let dir = scratch("budget");
+    let dir = scratch("defects", "budget");
     let train = write_csv(&dir, "t.csv", 200, "yes", "no", "\n");
     let model = dir.join("m.json");
     let mut args = fit_args(s(&train), s(&model), "dp-cd");
@@ -395,7 +368,7 @@ fn the_library_warnings_reach_stderr_the_report_and_json() {
 /// `clipped_per_column = {"alpha":0,"mid":0,"zeta":201}`.
 #[test]
 fn per_column_fields_keep_the_column_order() {
-    let dir = scratch("colorder");
+    let dir = scratch("defects", "colorder");
     let mut text = String::from("zeta,alpha,mid,label\n");
     for i in 0..300 {
         let z = 3.0 * (((i * 7919 % 1000) as f64 / 500.0) - 1.0);

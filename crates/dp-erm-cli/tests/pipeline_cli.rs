@@ -2,51 +2,15 @@
 //! library pipeline (`dp_erm::Pipeline`), the private bounds are charged with the fit,
 //! and `predict` takes the raw CSV. Run on the raw (unscaled) embedded data sets.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn data(name: &str) -> String {
-    format!("{}/../dp-bench/data/{name}", env!("CARGO_MANIFEST_DIR"))
-}
+use std::path::Path;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dp-erm-pipeline-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn run(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_dp-erm"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn field(text: &str, key: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{key} = ")))
-        .and_then(|v| v.trim().parse().ok())
-}
-
-fn position(text: &str, key: &str) -> usize {
-    text.lines()
-        .position(|l| l.starts_with(&format!("{key} = ")))
-        .unwrap_or_else(|| panic!("no {key} in\n{text}"))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{data, field, position, run, s, scratch};
 
 #[test]
 fn regression_with_private_feature_and_target_ranges_predicts_raw_data() {
-    let dir = scratch("reg");
+    let dir = scratch("pipeline", "reg");
     let model = dir.join("model.json");
     let preds = dir.join("pred.csv");
     let csv = data("diabetes.csv");
@@ -122,7 +86,7 @@ fn regression_with_private_feature_and_target_ranges_predicts_raw_data() {
 
 #[test]
 fn classification_with_private_feature_ranges_end_to_end() {
-    let dir = scratch("clf");
+    let dir = scratch("pipeline", "clf");
     let model = dir.join("model.json");
     let preds = dir.join("pred.csv");
     let csv = data("breast_cancer.csv");
@@ -184,7 +148,7 @@ fn classification_with_private_feature_ranges_end_to_end() {
 
 #[test]
 fn pipeline_flags_refuse_what_they_cannot_do() {
-    let dir = scratch("bad");
+    let dir = scratch("pipeline", "bad");
     let model = dir.join("model.json");
     let libsvm = dir.join("train.libsvm");
     std::fs::write(
@@ -302,7 +266,7 @@ fn pipeline_flags_refuse_what_they_cannot_do() {
 
 #[test]
 fn seeded_pipeline_fits_reproduce_and_the_intercept_can_be_dropped() {
-    let dir = scratch("seed");
+    let dir = scratch("pipeline", "seed");
     let csv = data("breast_cancer.csv");
     let fit = |model: &Path, extra: &[&str]| {
         let mut args = vec![

@@ -2,28 +2,11 @@
 //! (a sparse design for LIBSVM): the model file is a pipeline model, `predict` reads it
 //! back, and what the pipeline cannot do on sparse data is refused with the reason.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn dp_erm() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_dp-erm"))
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dp-erm-sparse-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn run(args: &[&str]) -> (bool, String, String) {
-    let out = dp_erm().args(args).output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::{json, run, scratch};
 
 /// 1500 records of 3 informative features and two rare ones (indices 5 and 8 of 10),
 /// zeros omitted; `regression` writes `2a - b + 0.5` as the label instead of its sign.
@@ -60,13 +43,9 @@ fn write_libsvm(dir: &Path, regression: bool) -> PathBuf {
     path
 }
 
-fn json(text: &str) -> serde_json::Value {
-    serde_json::from_str(text.trim()).unwrap()
-}
-
 #[test]
 fn libsvm_normalised_rows_fit_through_the_pipeline_and_predict() {
-    let dir = scratch("norm");
+    let dir = scratch("sparse-cli", "norm");
     let data = write_libsvm(&dir, false);
     let model = dir.join("m.json");
     // No bound: normalised rows have every value in [-1, 1], a public bound.
@@ -129,7 +108,7 @@ fn libsvm_normalised_rows_fit_through_the_pipeline_and_predict() {
 
 #[test]
 fn libsvm_regression_and_intercept_through_the_pipeline() {
-    let dir = scratch("reg");
+    let dir = scratch("sparse-cli", "reg");
     let data = write_libsvm(&dir, true);
     let model = dir.join("m.json");
     let base = [
@@ -184,7 +163,7 @@ fn libsvm_regression_and_intercept_through_the_pipeline() {
 /// passed no flag could not understand.
 #[test]
 fn libsvm_without_intercept_says_why_and_how() {
-    let dir = scratch("nointercept");
+    let dir = scratch("sparse-cli", "nointercept");
     let data = write_libsvm(&dir, false);
     let model = dir.join("m.json");
     let (ok, out, err) = run(&[

@@ -711,7 +711,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
 
     /// The plan of the releases that follow the charges of `prior` (`spent`: their
     /// pure epsilon), calibrated against the ledger (see
-    /// [`calibrate_releases`](crate::privacy)). `quantiles`: the privately estimated
+    /// [`calibrate_releases`](crate::driver)). `quantiles`: the privately estimated
     /// `Q_j` of adaptive clipping (whose Gaussian charges are in `prior`); then the
     /// calibration is always over the whole ledger. `gaussian_prior`: `prior` holds a
     /// Gaussian charge for the constants ([`Smoothness::PrivateGaussian`]); then too.

@@ -37,14 +37,15 @@
 //! # }
 //! ```
 
-use crate::driver::{calibrate_over, Declared, Model, PrivateFit, Proof, Report, Split};
+use crate::driver::{
+    calibrate_over, CalibrationCache, Declared, Model, PrivateFit, Proof, Report, Split,
+};
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::objective_from_predictor;
 use crate::model::{Diagnostics, Fitted};
 use crate::plan::{BatchSampling, DpScdPlan, SolverPlan};
 use crate::privacy::{
-    privacy_setters, Accounting, Adjacency, CalibrationCache, CheckedPrivacy, LedgerCalibration,
-    PrivacyParams,
+    privacy_setters, Accounting, Adjacency, CheckedPrivacy, LedgerCalibration, PrivacyParams,
 };
 use crate::sdca::{
     check_batch, check_lambda, dual_steps, primal_of, ridge_strength, row_sq_norms, run_dual,

@@ -11,14 +11,16 @@
 //! | add/remove (with a stated `public_n`) | Poisson, rate `b / public_n` | `C` | sampled Gaussian RDP (Mironov, Talwar & Zhang 2019) or PLD |
 
 use crate::constants::resolve_beta_private;
-use crate::driver::{calibrate_over, Declared, Model, PrivateFit, Proof, Report, Split};
+use crate::driver::{
+    calibrate_over, CalibrationCache, Declared, Model, PrivateFit, Proof, Report, Split,
+};
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::objective_from_predictor;
 use crate::model::{Diagnostics, Fitted};
 use crate::plan::{BatchSampling, DpSgdPlan, SolverPlan};
 use crate::privacy::{
-    charge_pre_spent, pre_spent_epsilon, privacy_setters, Adjacency, CalibrationCache,
-    CheckedPrivacy, LedgerCalibration, PrivacyParams,
+    charge_pre_spent, pre_spent_epsilon, privacy_setters, Adjacency, CheckedPrivacy,
+    LedgerCalibration, PrivacyParams,
 };
 use crate::sgd::{
     check_sgd_problem, row_norms, run_sgd_by_pass, steps_for, GlobalSmoothness, L2ClipAt,

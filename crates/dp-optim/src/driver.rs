@@ -35,13 +35,14 @@ use crate::error::Result;
 use crate::model::{Diagnostics, Fitted, LinearModel};
 use crate::plan::{PrivacyReport, SolverPlan};
 use crate::privacy::{
-    calibrate_releases, guarantee_of, ledger_guarantee, Adjacency, CalibrationCache,
-    CheckedPrivacy, Guarantee, LedgerCalibration,
+    guarantee_of, ledger_guarantee, remaining_epsilon, Accounting, Adjacency, CheckedPrivacy,
+    Guarantee, LedgerCalibration,
 };
 use crate::solver::check_finite;
 use dp_accounting::calibrate::{self, Accountant, Plan};
 use dp_accounting::ledger::Ledger;
 use dp_accounting::release::Release;
+use dp_accounting::Epsilon;
 use std::time::Instant;
 
 /// How a plan's releases share the target with what was charged before them.
@@ -82,6 +83,134 @@ pub(crate) fn calibrate_over(
         }),
         (Split::Accounting, Some(cache)) => cache.calibrate(prior, spent, plan, privacy),
         (Split::Accounting, None) => calibrate_releases(prior, spent, plan, privacy),
+    }
+}
+
+/// Calibrates the noise multiplier of `plan`'s releases, to be charged after `prior`
+/// (what the fit charged before them; `spent` is its pure epsilon).
+///
+/// # Privacy
+/// * [`Accounting::Paper`] with something spent before: the papers' budget split. The
+///   releases alone are calibrated to `target - spent` (shaved by a few ulps,
+///   [`remaining_epsilon`]), and the whole ledger is then at most the target by basic
+///   composition (Dwork & Roth 2014, Thm 3.16); its reported guarantee is the ledger's
+///   own accounting, which is never above that.
+/// * Otherwise: [`calibrate::calibrate_ledger`] searches over the guarantee of the
+///   dry-run ledger `prior + plan`, the very function that reports the fit's
+///   guarantee, so the reported epsilon is exactly the calibrated one.
+///
+/// Errors, naming the constants, when `spent` leaves nothing for the releases.
+pub(crate) fn calibrate_releases(
+    prior: &Ledger,
+    spent: f64,
+    plan: &Plan,
+    privacy: &CheckedPrivacy,
+) -> Result<LedgerCalibration> {
+    let target = privacy.epsilon.get();
+    let rest = remaining_epsilon(target, spent, "smoothness constants")?;
+    if spent > 0.0 && privacy.accounting == Accounting::Paper {
+        let calibration = calibrate::calibrate_sigma(plan, Epsilon::new(rest)?, privacy.delta)?;
+        return Ok(LedgerCalibration {
+            calibration,
+            whole_ledger: false,
+        });
+    }
+    let calibration = calibrate::calibrate_ledger(prior, plan, privacy.epsilon, privacy.delta)?;
+    Ok(LedgerCalibration {
+        calibration,
+        whole_ledger: true,
+    })
+}
+
+/// Calibrations already computed, shared by every solver built with it
+/// (`calibration_cache` on [`DpSgdParams`](crate::DpSgdParams) and
+/// [`DpScdParams`](crate::DpScdParams); a solver without one keeps its own). Calibrating
+/// a sampled plan takes 0.01-1 s, and tuning grids, repeated runs and audits fit many
+/// solvers whose plans are the same.
+///
+/// A hit returns exactly what a new search would, bit for bit: the key is everything the
+/// search reads (the plan, the ledger charged before it and its pure epsilon, the target
+/// epsilon and delta, the accounting choice), compared exactly, and the search is
+/// deterministic. The values are data-independent (a plan depends on the data only
+/// through the public `n`), so the cache holds nothing a user could not publish; cloning
+/// it shares it (an `Arc`). At most [`CalibrationCache::CAPACITY`] entries are kept;
+/// later plans are calibrated afresh.
+#[derive(Debug, Clone, Default)]
+pub struct CalibrationCache(std::sync::Arc<std::sync::Mutex<Vec<CacheEntry>>>);
+
+#[derive(Debug)]
+struct CacheEntry {
+    plan: Plan,
+    prior: Ledger,
+    spent: u64,
+    epsilon: u64,
+    delta: u64,
+    accounting: Accounting,
+    value: LedgerCalibration,
+}
+
+impl CacheEntry {
+    fn matches(&self, prior: &Ledger, spent: f64, plan: &Plan, privacy: &CheckedPrivacy) -> bool {
+        self.plan == *plan
+            && self.spent == spent.to_bits()
+            && self.epsilon == privacy.epsilon.get().to_bits()
+            && self.delta == privacy.delta.get().to_bits()
+            && self.accounting == privacy.accounting
+            && self.prior == *prior
+    }
+}
+
+impl CalibrationCache {
+    /// The most entries kept.
+    pub const CAPACITY: usize = 256;
+
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of calibrations held.
+    pub fn len(&self) -> usize {
+        self.0.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// True when nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// [`calibrate_releases`], memoised.
+    pub(crate) fn calibrate(
+        &self,
+        prior: &Ledger,
+        spent: f64,
+        plan: &Plan,
+        privacy: &CheckedPrivacy,
+    ) -> Result<LedgerCalibration> {
+        if let Ok(memo) = self.0.lock() {
+            if let Some(e) = memo.iter().find(|e| e.matches(prior, spent, plan, privacy)) {
+                return Ok(e.value);
+            }
+        }
+        // Searched outside the lock, so parallel fits of different plans do not wait on
+        // each other (two fits of one new plan may both search; they find the same value).
+        let value = calibrate_releases(prior, spent, plan, privacy)?;
+        if let Ok(mut memo) = self.0.lock() {
+            if memo.len() < Self::CAPACITY
+                && !memo.iter().any(|e| e.matches(prior, spent, plan, privacy))
+            {
+                memo.push(CacheEntry {
+                    plan: *plan,
+                    prior: prior.clone(),
+                    spent: spent.to_bits(),
+                    epsilon: privacy.epsilon.get().to_bits(),
+                    delta: privacy.delta.get().to_bits(),
+                    accounting: privacy.accounting,
+                    value,
+                });
+            }
+        }
+        Ok(value)
     }
 }
 

@@ -32,6 +32,7 @@ pub use dp_fw::{DpFw, DpFwParams};
 pub use dp_gcd::{DpGcd, DpGcdParams};
 pub use dp_scd::{DpScd, DpScdParams, DualNoise};
 pub use dp_sgd::{DpSgd, DpSgdParams};
+pub use driver::CalibrationCache;
 pub use error::{OptimError, Result};
 pub use fw::{Fw, FwParams, FwStep};
 pub use kernel::ColumnKernels;
@@ -41,9 +42,7 @@ pub use model::{
 pub use plan::{
     BatchSampling, DpCdPlan, DpGcdPlan, DpScdPlan, DpSgdPlan, PrivacyReport, SolverPlan,
 };
-pub use privacy::{
-    Accounting, Adjacency, CalibrationCache, CheckedPrivacy, Guarantee, PrivacyParams,
-};
+pub use privacy::{Accounting, Adjacency, CheckedPrivacy, Guarantee, PrivacyParams};
 pub use schedule::{Averaging, CoordinateOrder, Schedule};
 pub use sdca::{BatchUpdates, Sdca, SdcaParams};
 pub use sgd::{Sgd, SgdParams};

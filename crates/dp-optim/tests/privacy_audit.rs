@@ -1579,44 +1579,112 @@ fn unit_rows(x: &mut [f64], p: usize) {
     }
 }
 
-/// One DP-SCD step with `L = n` (every record in the batch), from `alpha = 0`, `v = 0`:
-/// returns `v_1 = (w lambda n)` and the plan.
-fn dp_scd_one_step<L: DualLoss + Clone>(
-    loss: &L,
-    data: &Dataset<DenseDesign>,
-    clip: f64,
-    updates: BatchUpdates,
-    seed: u64,
-) -> (Vec<f64>, dp_optim::DpScdPlan) {
-    let n = data.n_samples();
-    let lambda = 0.5;
-    let fit = DpScdParams::new(loss.clone(), L2::new(lambda).unwrap())
-        .epsilon(1.0)
-        .delta(1e-5)
-        .passes(1)
-        .batch_size(n as u64)
-        .clip(clip)
-        .updates(updates)
-        .build()
-        .unwrap()
-        .fit_seeded(data, seed)
-        .unwrap();
+/// The DP-SCD plan a fit reports.
+fn scd_plan(fit: &dp_optim::Fitted) -> &dp_optim::DpScdPlan {
     let SolverPlan::DpScd(plan) = &fit.privacy().unwrap().plan else {
         panic!("not a DP-SCD plan")
     };
-    assert_eq!(plan.steps, 1);
-    let v = fit
-        .model
-        .coefficients
+    plan
+}
+
+/// The paired fit every DP-SCD sensitivity check makes: `solver` on the neighbours `d`
+/// and `d2` with the same `seed` (so the same batches and the same noise). Returns the
+/// fit on `d`, the L2 distance between the two released `v = w lambda n_v` (the
+/// primal-dual map, `n_v` the `n` of the plan) and the rounding slack of their
+/// magnitude; a non-finite output fails the test, naming `what`.
+fn scd_pair<S: Solver<DenseDesign>>(
+    solver: &S,
+    (d, d2): (&Dataset<DenseDesign>, &Dataset<DenseDesign>),
+    seed: u64,
+    (lambda, n_v): (f64, usize),
+    what: &str,
+) -> (dp_optim::Fitted, f64, f64) {
+    let (a, b) = (
+        solver.fit_seeded(d, seed).unwrap(),
+        solver.fit_seeded(d2, seed).unwrap(),
+    );
+    let v = |f: &dp_optim::Fitted| -> Vec<f64> {
+        f.coefficients()
+            .iter()
+            .map(|w| w * lambda * n_v as f64)
+            .collect()
+    };
+    let (v, v2) = (v(&a), v(&b));
+    assert!(
+        v.iter().chain(&v2).all(|a| a.is_finite()),
+        "{what}: non-finite DP-SCD output {v:?} / {v2:?}"
+    );
+    let diff = v
         .iter()
-        .map(|w| w * lambda * n as f64)
-        .collect();
-    (v, plan.clone())
+        .zip(&v2)
+        .map(|(a, b)| (a - b).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let scale: f64 = v.iter().chain(&v2).map(|a| a.abs()).sum();
+    (a, diff, slack(scale))
+}
+
+/// `n_rec` records of one feature, all zero but the last (feature 1, label `+1e6`), and
+/// the replace-one neighbour whose last label is `-1e6`: the record's every step is
+/// clipped to `+C` on one side and `-C` on the other, the zero rows never reach `v`.
+fn scd_one_record_pair(n_rec: usize) -> (Dataset<DenseDesign>, Dataset<DenseDesign>) {
+    let mut rows = vec![0.0; n_rec];
+    rows[n_rec - 1] = 1.0;
+    let x = DenseDesign::from_row_major(n_rec, 1, &rows).unwrap();
+    let mut y = vec![0.0; n_rec];
+    y[n_rec - 1] = 1e6;
+    let d = Dataset::new(x.clone(), y.clone()).unwrap();
+    y[n_rec - 1] = -1e6;
+    (d, Dataset::new(x, y).unwrap())
+}
+
+/// The empirical audit of a DP-SCD fit on a one-record pair: the statistic is `sign * v_T
+/// / unit` (`v_T = w_T lambda n_v`, the sum of the released noisy updates of `v`), the
+/// thresholds a grid of quarter noise scales of the whole run (`noise_std sqrt(steps) /
+/// unit`, fixed before the estimate), the claim the fit on `D` reports with `delta`.
+/// The plan must have `steps` steps.
+#[allow(clippy::too_many_arguments)]
+fn scd_audit<S: Solver<DenseDesign> + Sync>(
+    what: &str,
+    solver: &S,
+    (d, d2): (&Dataset<DenseDesign>, &Dataset<DenseDesign>),
+    delta: f64,
+    runs: usize,
+    steps: u64,
+    (lambda, n_v): (f64, usize),
+    (sign, unit): (f64, f64),
+) {
+    let first = solver.fit_seeded(d, u64::MAX).unwrap();
+    let claim = first.privacy().unwrap().guarantee.epsilon;
+    let plan = scd_plan(&first);
+    assert_eq!(plan.steps, steps);
+    let stat = |w: f64| sign * (w * lambda * n_v as f64 / unit);
+    let total = plan.noise_std * (steps as f64).sqrt() / unit;
+    let grid: Vec<f64> = (-8..=16).map(|k| 0.25 * k as f64 * total).collect();
+    audit_runs_of(
+        &format!(
+            "{what}: {steps} steps, multiplier {}",
+            plan.noise_multiplier
+        ),
+        (claim, delta),
+        runs,
+        Thresholds::Grid(grid),
+        |side, seed| {
+            stat(
+                solver
+                    .fit_seeded(pick(side, d, d2), seed)
+                    .unwrap()
+                    .model
+                    .coefficients[0],
+            )
+        },
+    );
 }
 
 fn dp_scd_check<L: DualLoss + Clone>(loss: L, classification: bool, trials: usize) -> f64 {
     let mut rng = ChaCha20Rng::seed_from_u64(0x5CD);
     let mut worst = 0.0f64;
+    let lambda = 0.5;
     for t in 0..trials {
         let n = rng.random_range(1..=5);
         let p = rng.random_range(1..=3);
@@ -1626,24 +1694,27 @@ fn dp_scd_check<L: DualLoss + Clone>(loss: L, classification: bool, trials: usiz
         let clip = clip_choice(&mut rng);
         let (d, d2) = nb.dense();
         for updates in [BatchUpdates::Independent, BatchUpdates::Sequential] {
-            let seed = 9000 + t as u64;
-            let (v, plan) = dp_scd_one_step(&loss, &d, clip, updates, seed);
-            let (v2, _) = dp_scd_one_step(&loss, &d2, clip, updates, seed);
-            assert!(
-                v.iter().chain(&v2).all(|a| a.is_finite()),
-                "{}: non-finite DP-SCD output {v:?} / {v2:?}",
-                loss.name()
+            // One step with `L = n` (every record in the batch), from `alpha = 0`, `v = 0`.
+            let solver = DpScdParams::new(loss.clone(), L2::new(lambda).unwrap())
+                .epsilon(1.0)
+                .delta(1e-5)
+                .passes(1)
+                .batch_size(n as u64)
+                .clip(clip)
+                .updates(updates)
+                .build()
+                .unwrap();
+            let (a, diff, tol) = scd_pair(
+                &solver,
+                (&d, &d2),
+                9000 + t as u64,
+                (lambda, n),
+                loss.name(),
             );
+            let plan = scd_plan(&a);
+            assert_eq!(plan.steps, 1);
             // Same seed, same batch (all records), same noise: the difference is the
             // difference of the noiseless updates of v.
-            let diff = v
-                .iter()
-                .zip(&v2)
-                .map(|(a, b)| (a - b).powi(2))
-                .sum::<f64>()
-                .sqrt();
-            let scale: f64 = v.iter().chain(&v2).map(|a| a.abs()).sum();
-            let tol = slack(scale);
             // Independent updates: only record k's step changes, |zeta| <= C, ||x|| <= 1.
             let bound = match updates {
                 BatchUpdates::Independent => 2.0 * clip,
@@ -1688,14 +1759,7 @@ fn dp_scd_update_within_sensitivity() {
 fn dp_scd_empirical_epsilon() {
     let (delta, clip, b, lambda) = (1e-3, 0.01, 5u64, 1.0);
     let n_rec = 10usize;
-    let mut rows = vec![0.0; n_rec];
-    rows[n_rec - 1] = 1.0;
-    let x = DenseDesign::from_row_major(n_rec, 1, &rows).unwrap();
-    let mut y = vec![0.0; n_rec];
-    y[n_rec - 1] = 1e6;
-    let d = Dataset::new(x.clone(), y.clone()).unwrap();
-    y[n_rec - 1] = -1e6;
-    let d2 = Dataset::new(x, y).unwrap();
+    let (d, d2) = scd_one_record_pair(n_rec);
     for accounting in [Accounting::Paper, Accounting::Exact] {
         let solver = DpScdParams::new(Squared::half(), L2::new(lambda).unwrap())
             .epsilon(1.0)
@@ -1706,34 +1770,15 @@ fn dp_scd_empirical_epsilon() {
             .accounting(accounting)
             .build()
             .unwrap();
-        let first = solver.fit_seeded(&d, u64::MAX).unwrap();
-        let pr = first.privacy().unwrap();
-        let claim = pr.guarantee.epsilon;
-        let SolverPlan::DpScd(plan) = &pr.plan else {
-            panic!("not a DP-SCD plan")
-        };
-        let steps = plan.steps;
-        assert_eq!(steps, 4);
-        let stat = |w: f64| -w * lambda * n_rec as f64 / (2.0 * clip);
-        let total = plan.noise_std * (steps as f64).sqrt() / (2.0 * clip);
-        let grid: Vec<f64> = (-8..=16).map(|k| 0.25 * k as f64 * total).collect();
-        audit_runs_of(
-            &format!(
-                "dp-scd {accounting:?}: {steps} steps, multiplier {}",
-                plan.noise_multiplier
-            ),
-            (claim, delta),
+        scd_audit(
+            &format!("dp-scd {accounting:?}"),
+            &solver,
+            (&d, &d2),
+            delta,
             audit_runs(4_000, 1_000_000),
-            Thresholds::Grid(grid),
-            |side, seed| {
-                stat(
-                    solver
-                        .fit_seeded(pick(side, &d, &d2), seed)
-                        .unwrap()
-                        .model
-                        .coefficients[0],
-                )
-            },
+            4,
+            (lambda, n_rec),
+            (-1.0, 2.0 * clip),
         );
     }
 }
@@ -1783,36 +1828,16 @@ fn dp_scd_hidden_check<L: DualLoss + Clone>(loss: L, classification: bool, trial
             .dual_noise(DualNoise::Hidden)
             .build()
             .unwrap();
-        let seed = 4100 + t as u64;
-        let (a, b) = (
-            solver.fit_seeded(&d, seed).unwrap(),
-            solver.fit_seeded(&d2, seed).unwrap(),
+        let (a, diff, tol) = scd_pair(
+            &solver,
+            (&d, &d2),
+            4100 + t as u64,
+            (lambda, n),
+            loss.name(),
         );
-        let SolverPlan::DpScd(plan) = &a.privacy().unwrap().plan else {
-            panic!("not a DP-SCD plan")
-        };
+        let plan = scd_plan(&a);
         assert_eq!(plan.dual_noise, "hidden");
         assert_eq!(plan.steps, passes * n.div_ceil(batch as usize) as u64);
-        let v = |f: &dp_optim::Fitted| -> Vec<f64> {
-            f.coefficients()
-                .iter()
-                .map(|w| w * lambda * n as f64)
-                .collect()
-        };
-        let (v, v2) = (v(&a), v(&b));
-        assert!(
-            v.iter().chain(&v2).all(|a| a.is_finite()),
-            "{}: non-finite DP-SCD output {v:?} / {v2:?}",
-            loss.name()
-        );
-        let diff = v
-            .iter()
-            .zip(&v2)
-            .map(|(a, b)| (a - b).powi(2))
-            .sum::<f64>()
-            .sqrt();
-        let scale: f64 = v.iter().chain(&v2).map(|a| a.abs()).sum();
-        let tol = slack(scale);
         // plan.clip is the clip used (capped at the loss's bound on a dual step).
         let bound = passes as f64 * 2.0 * plan.clip;
         assert!(
@@ -1866,14 +1891,7 @@ fn dp_scd_hidden_update_within_sensitivity() {
 fn dp_scd_hidden_empirical_epsilon() {
     let (delta, clip, lambda, passes) = (DP_CD_DELTA, 0.01, 1.0, 3u64);
     let n_rec = 10usize;
-    let mut rows = vec![0.0; n_rec];
-    rows[n_rec - 1] = 1.0;
-    let x = DenseDesign::from_row_major(n_rec, 1, &rows).unwrap();
-    let mut y = vec![0.0; n_rec];
-    y[n_rec - 1] = 1e6;
-    let d = Dataset::new(x.clone(), y.clone()).unwrap();
-    y[n_rec - 1] = -1e6;
-    let d2 = Dataset::new(x, y).unwrap();
+    let (d, d2) = scd_one_record_pair(n_rec);
     for (accounting, b) in [
         (Accounting::Exact, n_rec as u64),
         (Accounting::Paper, n_rec as u64),
@@ -1889,35 +1907,16 @@ fn dp_scd_hidden_empirical_epsilon() {
             .accounting(accounting)
             .build()
             .unwrap();
-        let first = solver.fit_seeded(&d, u64::MAX).unwrap();
-        let pr = first.privacy().unwrap();
-        let claim = pr.guarantee.epsilon;
-        let SolverPlan::DpScd(plan) = &pr.plan else {
-            panic!("not a DP-SCD plan")
-        };
-        let steps = plan.steps;
-        assert_eq!(steps, passes * (n_rec as u64).div_ceil(b));
-        let stat = |w: f64| w * lambda * n_rec as f64 / (2.0 * clip);
         // D is centred at +passes / 2, D' at -passes / 2 (in units of 2 C).
-        let total = plan.noise_std * (steps as f64).sqrt() / (2.0 * clip);
-        let grid: Vec<f64> = (-8..=16).map(|k| 0.25 * k as f64 * total).collect();
-        audit_runs_of(
-            &format!(
-                "dp-scd hidden {accounting:?}, L = {b}: {steps} steps, multiplier {}",
-                plan.noise_multiplier
-            ),
-            (claim, delta),
+        scd_audit(
+            &format!("dp-scd hidden {accounting:?}, L = {b}"),
+            &solver,
+            (&d, &d2),
+            delta,
             audit_runs(20_000, 1_000_000),
-            Thresholds::Grid(grid),
-            |side, seed| {
-                -stat(
-                    solver
-                        .fit_seeded(pick(side, &d, &d2), seed)
-                        .unwrap()
-                        .model
-                        .coefficients[0],
-                )
-            },
+            passes * (n_rec as u64).div_ceil(b),
+            (lambda, n_rec),
+            (-1.0, 2.0 * clip),
         );
     }
 }
@@ -1950,40 +1949,25 @@ fn dp_scd_add_remove_update_within_sensitivity() {
         let clip = clip_choice(&mut rng);
         let lambda = 0.5;
         let public_n = n + 1;
-        let fit = |data: &Dataset<DenseDesign>| {
-            DpScdParams::new(Squared::half(), L2::new(lambda).unwrap())
-                .epsilon(1.0)
-                .delta(1e-5)
-                .passes(1)
-                .batch_size(public_n as u64)
-                .clip(clip)
-                .adjacency(Adjacency::AddRemove)
-                .public_n(public_n)
-                .build()
-                .unwrap()
-                .fit_seeded(data, 7000 + t as u64)
-                .unwrap()
-        };
-        let (a, b) = (fit(&d), fit(&d2));
-        let SolverPlan::DpScd(plan) = &a.privacy().unwrap().plan else {
-            panic!("not a DP-SCD plan")
-        };
+        let solver = DpScdParams::new(Squared::half(), L2::new(lambda).unwrap())
+            .epsilon(1.0)
+            .delta(1e-5)
+            .passes(1)
+            .batch_size(public_n as u64)
+            .clip(clip)
+            .adjacency(Adjacency::AddRemove)
+            .public_n(public_n)
+            .build()
+            .unwrap();
+        let (a, diff, tol) = scd_pair(
+            &solver,
+            (&d, &d2),
+            7000 + t as u64,
+            (lambda, public_n),
+            "add/remove",
+        );
+        let plan = scd_plan(&a);
         assert_eq!(plan.steps, 1);
-        let v = |f: &dp_optim::Fitted| -> Vec<f64> {
-            f.coefficients()
-                .iter()
-                .map(|w| w * lambda * public_n as f64)
-                .collect()
-        };
-        let (v, v2) = (v(&a), v(&b));
-        let diff = v
-            .iter()
-            .zip(&v2)
-            .map(|(a, b)| (a - b).powi(2))
-            .sum::<f64>()
-            .sqrt();
-        let scale: f64 = v.iter().chain(&v2).map(|a| a.abs()).sum();
-        let tol = slack(scale);
         assert!(
             diff <= clip * (1.0 + 1e-9) + tol,
             "change of v {diff} > C = {clip}"
@@ -2025,34 +2009,15 @@ fn dp_scd_add_remove_empirical_epsilon() {
             .accounting(accounting)
             .build()
             .unwrap();
-        let first = solver.fit_seeded(&d, u64::MAX).unwrap();
-        let pr = first.privacy().unwrap();
-        let claim = pr.guarantee.epsilon;
-        let SolverPlan::DpScd(plan) = &pr.plan else {
-            panic!("not a DP-SCD plan")
-        };
-        let steps = plan.steps;
-        assert_eq!(steps, 4);
-        let stat = |w: f64| w * lambda * public_n as f64 / clip;
-        let total = plan.noise_std * (steps as f64).sqrt() / clip;
-        let grid: Vec<f64> = (-8..=16).map(|k| 0.25 * k as f64 * total).collect();
-        audit_runs_of(
-            &format!(
-                "dp-scd add/remove {accounting:?}: {steps} steps, multiplier {}",
-                plan.noise_multiplier
-            ),
-            (claim, delta),
+        scd_audit(
+            &format!("dp-scd add/remove {accounting:?}"),
+            &solver,
+            (&d, &d2),
+            delta,
             audit_runs(4_000, 1_000_000),
-            Thresholds::Grid(grid),
-            |side, seed| {
-                stat(
-                    solver
-                        .fit_seeded(pick(side, &d, &d2), seed)
-                        .unwrap()
-                        .model
-                        .coefficients[0],
-                )
-            },
+            4,
+            (lambda, public_n),
+            (1.0, clip),
         );
     }
 }

@@ -78,11 +78,6 @@ impl<'c> Run<'c> {
         self.cpu0.zip(process_cpu_seconds()).map(|(a, b)| b - a)
     }
 
-    /// The load average at the start.
-    pub fn load_at_start(&self) -> Option<f64> {
-        self.load0
-    }
-
     /// Wall, CPU and load now.
     pub fn usage(&self) -> Usage {
         Usage {

@@ -81,7 +81,8 @@ fn dp_cd_rows(summary: &Value) -> Vec<Headline> {
                 .min_by(|&a, &b| t[a].0.total_cmp(&t[b].0))
                 .unwrap_or(0);
             let (pm, band) = t[i];
-            let passes = float(ours, "passes").unwrap_or(f64::NAN);
+            let passes =
+                float(ours, "passes").map_or_else(|| "unrecorded".to_owned(), |p| p.to_string());
             let (ours_s, verdict) = match float(ours, "rel_error_mean") {
                 Some(om) => {
                     let ratio = om / pm;

@@ -39,11 +39,11 @@ use dp_models::split::{select, split_indices};
 use dp_models::{Dataset, DenseDesign, Logistic, L2};
 use dp_optim::auto::{dp_cd_defaults, PublicBounds};
 use dp_optim::dp_gcd::Variant;
-use dp_optim::privacy::CalibrationCache;
 use dp_optim::select::{select_with_rng, SelectionParams};
 use dp_optim::{
-    Accounting, Adjacency, Averaging, CoordinateOrder, DpCdParams, DpGcdParams, DpSgdParams,
-    Fitted, GlobalSmoothness, LinearModel, PrivacyParams, RowSupport, Smoothness, Solver,
+    Accounting, Adjacency, Averaging, CalibrationCache, CoordinateOrder, DpCdParams, DpGcdParams,
+    DpSgdParams, Fitted, GlobalSmoothness, LinearModel, PrivacyParams, RowSupport, Smoothness,
+    Solver,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;

@@ -746,9 +746,9 @@ pub(super) fn write_figure(dir: &Path, records: &[Record], peers: Option<&PeerFi
             .filter_map(|r| {
                 Some(BandPoint {
                     x: r.epsilon?,
-                    mean: 1.0 - r.accuracy_mean?,
-                    min: 1.0 - r.accuracy_max?,
-                    max: 1.0 - r.accuracy_min?,
+                    mean: Some(1.0 - r.accuracy_mean?),
+                    min: Some(1.0 - r.accuracy_max?),
+                    max: Some(1.0 - r.accuracy_min?),
                 })
             })
             .collect();
@@ -778,9 +778,9 @@ pub(super) fn write_figure(dir: &Path, records: &[Record], peers: Option<&PeerFi
                     .filter(|r| r.label == l)
                     .map(|r| BandPoint {
                         x: r.epsilon,
-                        mean: 1.0 - r.accuracy_mean,
-                        min: 1.0 - r.accuracy_max,
-                        max: 1.0 - r.accuracy_min,
+                        mean: Some(1.0 - r.accuracy_mean),
+                        min: Some(1.0 - r.accuracy_max),
+                        max: Some(1.0 - r.accuracy_min),
                     })
                     .collect(),
                 color: None,
@@ -788,7 +788,7 @@ pub(super) fn write_figure(dir: &Path, records: &[Record], peers: Option<&PeerFi
         }
     }
     if let Some(np) = records.iter().find(|r| r.method == "non-private") {
-        let e = 1.0 - np.accuracy_mean.unwrap_or(f64::NAN);
+        let e = np.accuracy_mean.map(|a| 1.0 - a);
         series.push(Series {
             label: "non-private".into(),
             points: eps

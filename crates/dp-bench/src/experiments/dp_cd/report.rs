@@ -2,6 +2,7 @@
 //! generated from the targets ([`targets`]).
 
 use super::*;
+use crate::report::sci_or_dash;
 
 /// Writes `fig1-<problem>.svg` (imbalanced problems) and `fig2-<problem>.svg` (balanced)
 /// into `dir` from summary records.
@@ -23,9 +24,9 @@ pub fn write_figures(dir: &Path, records: &[Record]) -> Result<()> {
             };
             let point = BandPoint {
                 x: r.passes as f64,
-                mean: r.rel_error_mean.unwrap_or(f64::NAN),
-                min: r.rel_error_min.unwrap_or(f64::NAN),
-                max: r.rel_error_max.unwrap_or(f64::NAN),
+                mean: r.rel_error_mean,
+                min: r.rel_error_min,
+                max: r.rel_error_max,
             };
             match series.iter_mut().find(|s| s.label == label) {
                 Some(s) => s.points.push(point),
@@ -55,12 +56,7 @@ pub fn write_figures(dir: &Path, records: &[Record]) -> Result<()> {
                     points: PASSES
                         .iter()
                         .zip(t)
-                        .map(|(&x, (m, _))| BandPoint {
-                            x: x as f64,
-                            mean: m,
-                            min: m,
-                            max: m,
-                        })
+                        .map(|(&x, (m, _))| BandPoint::exact(x as f64, m))
                         .collect(),
                     color: Some(if alg == Algorithm::DpCd {
                         PAPER_COLORS[0]
@@ -165,17 +161,17 @@ pub(super) fn render_report(
          Relative error is (F(w) - F*)/F* at the last iterate; \"ours\" is the mean of the fresh runs \
          (the paper's Table 2 reports the tuning runs' mean; ours is in `tuning_rel_error_mean` in summary.json).\n\n",
         settings.cd_steps.len(),
-        sci(settings.cd_steps.first().copied().unwrap_or(f64::NAN)),
-        sci(settings.cd_steps.last().copied().unwrap_or(f64::NAN)),
+        sci_or_dash(settings.cd_steps.first().copied()),
+        sci_or_dash(settings.cd_steps.last().copied()),
         settings.sgd_steps.len(),
-        sci(settings.sgd_steps.first().copied().unwrap_or(f64::NAN)),
-        sci(settings.sgd_steps.last().copied().unwrap_or(f64::NAN)),
+        sci_or_dash(settings.sgd_steps.first().copied()),
+        sci_or_dash(settings.sgd_steps.last().copied()),
         settings.cd_clips.len(),
-        sci(settings.cd_clips.first().copied().unwrap_or(f64::NAN)),
-        sci(settings.cd_clips.last().copied().unwrap_or(f64::NAN)),
+        sci_or_dash(settings.cd_clips.first().copied()),
+        sci_or_dash(settings.cd_clips.last().copied()),
         settings.sgd_clips.len(),
-        sci(settings.sgd_clips.first().copied().unwrap_or(f64::NAN)),
-        sci(settings.sgd_clips.last().copied().unwrap_or(f64::NAN)),
+        sci_or_dash(settings.sgd_clips.first().copied()),
+        sci_or_dash(settings.sgd_clips.last().copied()),
         settings.passes,
         settings.tuning_runs,
         settings.final_runs

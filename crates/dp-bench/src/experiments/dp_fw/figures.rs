@@ -160,9 +160,9 @@ pub(super) fn series_of(
             .filter_map(|r| {
                 Some(BandPoint {
                     x: x(r),
-                    mean: r.excess_risk_mean?,
-                    min: r.excess_risk_min?,
-                    max: r.excess_risk_max?,
+                    mean: Some(r.excess_risk_mean?),
+                    min: Some(r.excess_risk_min?),
+                    max: Some(r.excess_risk_max?),
                 })
             })
             .collect(),
@@ -247,12 +247,7 @@ pub(super) fn write_figures(dir: &Path, summary: &Summary) -> Result<()> {
     save_with_headline(&fig, &dir.join("fig-excess-vs-neps.svg"))?;
     // Figure 2: uplink bytes per party against n.
     let c = curve(rec, "n-eps", "dist-dp-fw");
-    let pt = |x: f64, y: f64| BandPoint {
-        x,
-        mean: y,
-        min: y,
-        max: y,
-    };
+    let pt = BandPoint::exact;
     let sketched: Vec<BandPoint> = c
         .iter()
         .filter_map(|r| Some(pt(r.n_samples as f64, r.uplink_bytes_per_party? as f64)))

@@ -2,6 +2,7 @@
 //! beside the paper's and the reading generated from the targets ([`verdicts`]).
 
 use super::*;
+use crate::report::sci_or_dash;
 
 pub(super) fn label_of(r: &Record) -> String {
     match &r.rule {
@@ -56,9 +57,9 @@ pub(super) fn write_error_figures(dir: &Path, records: &[Record]) -> Result<()> 
             }
             let point = BandPoint {
                 x: r.passes,
-                mean: r.rel_error_mean.unwrap_or(f64::NAN),
-                min: r.rel_error_min.unwrap_or(f64::NAN),
-                max: r.rel_error_max.unwrap_or(f64::NAN),
+                mean: r.rel_error_mean,
+                min: r.rel_error_min,
+                max: r.rel_error_max,
             };
             match series.iter_mut().find(|s| s.label == label) {
                 Some(s) => s.points.push(point),
@@ -282,13 +283,13 @@ pub(super) fn render_report(
         settings.gcd_iterations,
         settings.cd_steps.len(),
         sci(settings.cd_steps[0]),
-        sci(*settings.cd_steps.last().unwrap_or(&f64::NAN)),
+        sci_or_dash(settings.cd_steps.last().copied()),
         settings.sgd_steps.len(),
         sci(settings.sgd_steps[0]),
-        sci(*settings.sgd_steps.last().unwrap_or(&f64::NAN)),
+        sci_or_dash(settings.sgd_steps.last().copied()),
         settings.clips.len(),
         sci(settings.clips[0]),
-        sci(*settings.clips.last().unwrap_or(&f64::NAN)),
+        sci_or_dash(settings.clips.last().copied()),
         settings.passes,
         settings.cd_passes_dorothea,
         settings.sgd_passes,

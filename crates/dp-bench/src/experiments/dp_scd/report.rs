@@ -285,14 +285,7 @@ pub(super) fn write_figures(dir: &Path, s: &Summary) -> Result<()> {
                 continue;
             };
             // Classification: error = 1 - accuracy (log axis).
-            let tr = |v: Option<f64>| {
-                let v = v.unwrap_or(f64::NAN);
-                if app == "ridge" {
-                    v
-                } else {
-                    1.0 - v
-                }
-            };
+            let tr = |v: Option<f64>| v.map(|v| if app == "ridge" { v } else { 1.0 - v });
             let xs: Vec<f64> = match r.epsilon {
                 Some(e) => vec![e],
                 // Non-private references: a flat line across the epsilon axis.
@@ -377,9 +370,9 @@ pub(super) fn write_figures(dir: &Path, s: &Summary) -> Result<()> {
             };
             let pt = BandPoint {
                 x: c.epochs as f64,
-                mean: c.objective_mean.unwrap_or(f64::NAN),
-                min: c.objective_min.unwrap_or(f64::NAN),
-                max: c.objective_max.unwrap_or(f64::NAN),
+                mean: c.objective_mean,
+                min: c.objective_min,
+                max: c.objective_max,
             };
             match series.iter_mut().find(|x| x.label == c.algorithm) {
                 Some(x) => x.points.push(pt),
@@ -409,9 +402,9 @@ pub(super) fn write_figures(dir: &Path, s: &Summary) -> Result<()> {
         let label = format!("C = {}", pt.clip);
         let b = BandPoint {
             x: pt.batch as f64,
-            mean: pt.test_mean.unwrap_or(f64::NAN),
-            min: pt.test_min.unwrap_or(f64::NAN),
-            max: pt.test_max.unwrap_or(f64::NAN),
+            mean: pt.test_mean,
+            min: pt.test_min,
+            max: pt.test_max,
         };
         match series.iter_mut().find(|x| x.label == label) {
             Some(x) => x.points.push(b),
