@@ -603,7 +603,7 @@ impl Server {
         }
     }
     /// Also checks that every uplink's feature lies in its sender's block (`blocks[k]`:
-    /// the features of party `k`, as in [`ProtocolSetup::blocks`]). A party can
+    /// the features of party `k`, as in [`ProtocolLayout::blocks`]). A party can
     /// only move its own coordinates; without this check a faulty or malicious party
     /// could move another party's.
     pub fn with_blocks(mut self, blocks: Vec<Vec<usize>>) -> Self {
