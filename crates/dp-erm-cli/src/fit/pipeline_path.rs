@@ -332,6 +332,7 @@ fn fit_with<D: PipelineDesign>(
     let threads = args
         .threads
         .unwrap_or_else(|| default_threads(data.n_samples(), !D::SPARSE));
+    let with_intercept = intercept(args, format);
     let mut pipe = Pipeline::new(task, algorithm(args.algorithm))
         .loss(loss_kind(args.loss))
         .penalty(penalty_kind(args.penalty), args.lambda)
@@ -339,7 +340,7 @@ fn fit_with<D: PipelineDesign>(
         .threads(threads)
         .feature_names(names.clone())
         .normalize_rows(args.normalize_rows)
-        .intercept(intercept(args, format));
+        .intercept(with_intercept);
     if let Some(fb) = feature_bounds(args) {
         pipe = pipe.feature_bounds(fb);
     }
@@ -557,7 +558,7 @@ fn fit_with<D: PipelineDesign>(
     }
     // The pipeline says only that none was asked for; say why this command asked for
     // none, and how to get one.
-    let note = if model.intercept.is_none() && !args.no_intercept && !intercept(args, format) {
+    let note = if !with_intercept && !args.no_intercept {
         format!(
             "none: {} fits have no intercept unless you pass --intercept (one more \
              coordinate of the same private solver; with --max-nonzeros the intercept's \
