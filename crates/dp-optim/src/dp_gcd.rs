@@ -603,6 +603,21 @@ pub fn objective_value<L: Loss + ?Sized, P: Penalty + ?Sized>(
     crate::kernel::objective_from_predictor(loss, penalty, w, z, y) + r
 }
 
+/// DP-GCD's smoothness constants as a fit uses them (`DpGcd::constants`).
+struct Constants {
+    /// `M_j` (plus the ridge).
+    m: Vec<f64>,
+    sqrt_m: Vec<f64>,
+    /// `C_j = C sqrt(M_j / tr M)`.
+    clip_j: Vec<f64>,
+    /// `Delta_u = 2 C / (n sqrt(tr M))`, the scores' sensitivity.
+    score_sensitivity: f64,
+    provenance: dp_models::constants::Provenance,
+    uses_non_private: bool,
+    /// Estimates floored and ceiled by a private estimate.
+    adjusted: Option<(usize, usize)>,
+}
+
 impl<L, P> DpGcd<L, P> {
     /// Name used in reports.
     pub fn name(&self) -> &'static str {
@@ -676,84 +691,9 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
             )));
         }
 
-        // Smoothness constants and their provenance. A private estimate is drawn (and
-        // charged) first, and the iterations are calibrated on what it actually cost.
-        let mut fit_budget = None;
-        let mut bounds_non_private = false;
-        let mut adjusted = None;
-        let tagged = match &prm.smoothness {
-            Smoothness::Given(m) => {
-                // What the given constants cost, charged as the build's plan did.
-                if prm.noise {
-                    charge_pre_spent(
-                        fit.ledger_mut(),
-                        pre_spent_epsilon(&m.provenance),
-                        "smoothness constants",
-                    )?;
-                }
-                m.clone()
-            }
-            Smoothness::Private { .. }
-            | Smoothness::PrivateBounded { .. }
-            | Smoothness::PrivateGaussian { .. }
-                if prm.noise =>
-            {
-                let mut seed = [0u8; 32];
-                rng.fill_bytes(&mut seed);
-                let mut constants_rng = ChaCha20Rng::from_seed(seed);
-                // The Gaussian release (if any) is charged at its share of the zCDP
-                // budget; `calibrate` gives the iterations what is left.
-                let resolved = resolve_private_any(
-                    &prm.smoothness,
-                    &prm.loss,
-                    x,
-                    &self.privacy,
-                    dp_models::constants::Neighbours::ReplaceOne,
-                    &mut constants_rng,
-                    fit.ledger_mut(),
-                    &|f| zcdp_smoothness_multiplier(&self.privacy, f),
-                )?;
-                let spent = resolved.spent.unwrap_or(0.0);
-                bounds_non_private = resolved.uses_non_private;
-                adjusted = resolved.adjusted;
-                fit_budget = Some(GcdBudget::calibrate(
-                    prm,
-                    &self.privacy,
-                    fit.ledger().clone(),
-                    spent,
-                )?);
-                resolved.tagged
-            }
-            _ => coordinate_smoothness(&prm.loss, x)?,
-        };
+        let (c, fit_budget) = self.constants(&mut fit, x, rng)?;
         let budget = fit_budget.as_ref().unwrap_or(&self.budget);
-        let provenance = tagged.provenance;
-        let uses_non_private = !tagged.is_private() || bounds_non_private;
-        let m_data = if prm.noise {
-            tagged.require_private(self.privacy.allow_non_private_constants)?
-        } else {
-            tagged.value
-        };
-        if m_data.len() != p {
-            return Err(OptimError::Shape(format!(
-                "{} smoothness constants given for a design with {p} features",
-                m_data.len()
-            )));
-        }
-        let m: Vec<f64> = m_data.iter().map(|&v| v + prm.ridge).collect();
-        if let Some(j) = m.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
-            return Err(OptimError::Unsupported(format!(
-                "coordinate smoothness M_{j} = {} must be finite and > 0 (an all-zero column \
-                 without ridge: drop the column or add a ridge term)",
-                m[j]
-            )));
-        }
-        let sqrt_m: Vec<f64> = m.iter().map(|v| v.sqrt()).collect();
-        let trace: f64 = m.iter().sum();
         let inv_n = 1.0 / n as f64;
-        // C_j = C sqrt(M_j / tr M); sensitivities Delta_j = 2 C_j / n (replace-one).
-        let clip_j: Vec<f64> = sqrt_m.iter().map(|s| prm.clip * s / trace.sqrt()).collect();
-        let score_sensitivity = 2.0 * prm.clip * inv_n / trace.sqrt();
 
         // Everything is charged before the first draw: the ledger the calibration was
         // checked against (`GcdBudget::fit_to_ledger`), the constants' charges followed
@@ -789,41 +729,8 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
         };
         let t_iter = prm.iterations;
         // Per-iteration mechanisms (data-independent scales up to Delta_j).
-        let (selection_noise, update_multiplier, selection_multiplier) = match budget.calibration {
-            Calibration::Off => (SelectionNoise::Off, 0.0, 0.0),
-            Calibration::Laplace { step_epsilon } => {
-                match prm.rnm {
-                    RnmCalibration::Conservative => {
-                        let mult = 2.0 / step_epsilon;
-                        // Laplace(2 Delta_u / eps') on each score: rnm_epsilon(Delta_u, b,
-                        // monotone = false) = eps'.
-                        (
-                            SelectionNoise::OnScore(selection_rnm(&releases, score_sensitivity)?),
-                            1.0 / step_epsilon,
-                            mult,
-                        )
-                    }
-                    RnmCalibration::Paper => (
-                        // chi_j ~ Lap(lambda'_j), lambda'_j = Delta_j / eps' = (2 / (n eps')) C_j:
-                        // the charged selection release's Laplace at sensitivity (2 / n) C_j.
-                        SelectionNoise::LaplaceInside(selection_laplace(&releases, 2.0 * inv_n)?),
-                        1.0 / step_epsilon,
-                        1.0 / step_epsilon,
-                    ),
-                }
-            }
-            Calibration::Zcdp(split) => {
-                // Exponential mechanism: eps0-DP and eps0-bounded-range with
-                // eps0 = 2 Delta_u / beta; Gaussian: rho = 1 / (2 z^2).
-                let mult = 2.0 / split.selection_epsilon;
-                let z = update_noise_multiplier(&split);
-                (
-                    SelectionNoise::OnScore(selection_rnm(&releases, score_sensitivity)?),
-                    z,
-                    mult,
-                )
-            }
-        };
+        let (selection_noise, update_multiplier, selection_multiplier) =
+            self.mechanisms(budget.calibration, &releases, c.score_sensitivity, inv_n)?;
 
         // Buffers: allocated once.
         let mut w = vec![0.0; p];
@@ -850,9 +757,9 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
             rule: prm.rule,
             ridge: prm.ridge,
             inv_n,
-            m: &m,
-            sqrt_m: &sqrt_m,
-            clip: if clip_off { None } else { Some(&clip_j) },
+            m: &c.m,
+            sqrt_m: &c.sqrt_m,
+            clip: if clip_off { None } else { Some(&c.clip_j) },
         };
 
         for t in 0..t_iter {
@@ -894,7 +801,7 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
             // of scale Delta_j / eps' makes its release eps'-DP (Dwork & Roth 2014,
             // Thm 3.6); fresh Gaussian noise of std z Delta_j makes it 1/(2 z^2)-zCDP
             // (Bun & Steinke 2016, Prop. 1.6). The prox step is post-processing.
-            let delta_j = 2.0 * clip_j[j] * inv_n;
+            let delta_j = 2.0 * c.clip_j[j] * inv_n;
             let noisy = match (&budget.calibration, &releases) {
                 (Calibration::Laplace { .. }, Some(r)) => {
                     grad[j] + r.update.laplace(delta_j)?.sample(rng)
@@ -904,7 +811,7 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                 }
                 _ => grad[j],
             };
-            let gamma_j = prm.step / m[j];
+            let gamma_j = prm.step / c.m[j];
             let new_wj = prm.penalty.prox_1d(j, w[j] - gamma_j * noisy, gamma_j);
             if !new_wj.is_finite() {
                 return Err(diverged(t));
@@ -971,12 +878,12 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                     if w[j] == 0.0 {
                         continue;
                     }
-                    let delta_j = 2.0 * clip_j[j] * inv_n;
+                    let delta_j = 2.0 * c.clip_j[j] * inv_n;
                     let noisy = match test {
                         Some(g) => grad[j] + g.scaled(delta_j)?.sample(rng),
                         None => grad[j],
                     };
-                    let inv_m = 1.0 / m[j];
+                    let inv_m = 1.0 / c.m[j];
                     let keep = prm.penalty.prox_1d(j, w[j] - inv_m * noisy, inv_m);
                     if keep.is_nan() {
                         return Err(diverged(t_iter));
@@ -1007,7 +914,7 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
             diagnostics: Diagnostics {
                 objective_trajectory: trajectory,
                 selected,
-                warnings: match adjusted {
+                warnings: match c.adjusted {
                     Some((floored, _)) if floored > 0 => {
                         vec![FitWarning::SmoothnessFloored { floored, of: p }]
                     }
@@ -1022,11 +929,182 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
             Ok(fit) => fit,
             Err(off) => return off.finish_not_private("DP-GCD", hint, model, objective),
         };
+        let report = self.report(
+            n,
+            budget,
+            c,
+            (update_multiplier, selection_multiplier),
+            support_dropped,
+        )?;
+        fit.finish("DP-GCD", hint, model, report, objective)
+    }
+
+    /// DP-GCD's smoothness constants and what follows from them (step sizes, clipping
+    /// thresholds, the score sensitivity), with the iterations' calibration on what a
+    /// private estimate actually cost (`None`: the build's). A private estimate is drawn
+    /// and charged to `fit` here, before the iterations' releases.
+    fn constants<D: Design, R: Rng + ?Sized>(
+        &self,
+        fit: &mut PrivateFit<'_>,
+        x: &D,
+        rng: &mut R,
+    ) -> Result<(Constants, Option<GcdBudget>)> {
+        let prm = &self.params;
+        let (n, p) = (x.n_samples(), x.n_features());
+        // Smoothness constants and their provenance. A private estimate is drawn (and
+        // charged) first, and the iterations are calibrated on what it actually cost.
+        let mut fit_budget = None;
+        let mut bounds_non_private = false;
+        let mut adjusted = None;
+        let tagged = match &prm.smoothness {
+            Smoothness::Given(m) => {
+                // What the given constants cost, charged as the build's plan did.
+                if prm.noise {
+                    charge_pre_spent(
+                        fit.ledger_mut(),
+                        pre_spent_epsilon(&m.provenance),
+                        "smoothness constants",
+                    )?;
+                }
+                m.clone()
+            }
+            Smoothness::Private { .. }
+            | Smoothness::PrivateBounded { .. }
+            | Smoothness::PrivateGaussian { .. }
+                if prm.noise =>
+            {
+                let mut seed = [0u8; 32];
+                rng.fill_bytes(&mut seed);
+                let mut constants_rng = ChaCha20Rng::from_seed(seed);
+                // The Gaussian release (if any) is charged at its share of the zCDP
+                // budget; `calibrate` gives the iterations what is left.
+                let resolved = resolve_private_any(
+                    &prm.smoothness,
+                    &prm.loss,
+                    x,
+                    &self.privacy,
+                    dp_models::constants::Neighbours::ReplaceOne,
+                    &mut constants_rng,
+                    fit.ledger_mut(),
+                    &|f| zcdp_smoothness_multiplier(&self.privacy, f),
+                )?;
+                let spent = resolved.spent.unwrap_or(0.0);
+                bounds_non_private = resolved.uses_non_private;
+                adjusted = resolved.adjusted;
+                fit_budget = Some(GcdBudget::calibrate(
+                    prm,
+                    &self.privacy,
+                    fit.ledger().clone(),
+                    spent,
+                )?);
+                resolved.tagged
+            }
+            _ => coordinate_smoothness(&prm.loss, x)?,
+        };
+        let provenance = tagged.provenance;
+        let uses_non_private = !tagged.is_private() || bounds_non_private;
+        let m_data = if prm.noise {
+            tagged.require_private(self.privacy.allow_non_private_constants)?
+        } else {
+            tagged.value
+        };
+        if m_data.len() != p {
+            return Err(OptimError::Shape(format!(
+                "{} smoothness constants given for a design with {p} features",
+                m_data.len()
+            )));
+        }
+        let m: Vec<f64> = m_data.iter().map(|&v| v + prm.ridge).collect();
+        if let Some(j) = m.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
+            return Err(OptimError::Unsupported(format!(
+                "coordinate smoothness M_{j} = {} must be finite and > 0 (an all-zero column \
+                 without ridge: drop the column or add a ridge term)",
+                m[j]
+            )));
+        }
+        let sqrt_m: Vec<f64> = m.iter().map(|v| v.sqrt()).collect();
+        let trace: f64 = m.iter().sum();
+        let inv_n = 1.0 / n as f64;
+        // C_j = C sqrt(M_j / tr M); sensitivities Delta_j = 2 C_j / n (replace-one).
+        let clip_j: Vec<f64> = sqrt_m.iter().map(|s| prm.clip * s / trace.sqrt()).collect();
+        let score_sensitivity = 2.0 * prm.clip * inv_n / trace.sqrt();
+        Ok((
+            Constants {
+                m,
+                sqrt_m,
+                clip_j,
+                score_sensitivity,
+                provenance,
+                uses_non_private,
+                adjusted,
+            },
+            fit_budget,
+        ))
+    }
+
+    /// The per-iteration mechanisms (data-independent scales up to `Delta_j`), from the
+    /// charged releases' samplers: the selection's noise, and the update's and the
+    /// selection's noise multipliers as the plan reports them.
+    fn mechanisms(
+        &self,
+        calibration: Calibration,
+        releases: &Option<Drawn>,
+        score_sensitivity: f64,
+        inv_n: f64,
+    ) -> Result<(SelectionNoise, f64, f64)> {
+        let prm = &self.params;
+        Ok(match calibration {
+            Calibration::Off => (SelectionNoise::Off, 0.0, 0.0),
+            Calibration::Laplace { step_epsilon } => {
+                match prm.rnm {
+                    RnmCalibration::Conservative => {
+                        let mult = 2.0 / step_epsilon;
+                        // Laplace(2 Delta_u / eps') on each score: rnm_epsilon(Delta_u, b,
+                        // monotone = false) = eps'.
+                        (
+                            SelectionNoise::OnScore(selection_rnm(releases, score_sensitivity)?),
+                            1.0 / step_epsilon,
+                            mult,
+                        )
+                    }
+                    RnmCalibration::Paper => (
+                        // chi_j ~ Lap(lambda'_j), lambda'_j = Delta_j / eps' = (2 / (n eps')) C_j:
+                        // the charged selection release's Laplace at sensitivity (2 / n) C_j.
+                        SelectionNoise::LaplaceInside(selection_laplace(releases, 2.0 * inv_n)?),
+                        1.0 / step_epsilon,
+                        1.0 / step_epsilon,
+                    ),
+                }
+            }
+            Calibration::Zcdp(split) => {
+                // Exponential mechanism: eps0-DP and eps0-bounded-range with
+                // eps0 = 2 Delta_u / beta; Gaussian: rho = 1 / (2 z^2).
+                let mult = 2.0 / split.selection_epsilon;
+                let z = update_noise_multiplier(&split);
+                (
+                    SelectionNoise::OnScore(selection_rnm(releases, score_sensitivity)?),
+                    z,
+                    mult,
+                )
+            }
+        })
+    }
+
+    /// The fit's report: the plan with its constants and multipliers.
+    fn report(
+        &self,
+        n: usize,
+        budget: &GcdBudget,
+        c: Constants,
+        (update_multiplier, selection_multiplier): (f64, f64),
+        support_dropped: usize,
+    ) -> Result<Report> {
+        let prm = &self.params;
         let (rho_selection, rho_update) = match budget.calibration {
             Calibration::Zcdp(s) => (Some(s.rho_selection), Some(s.rho_update)),
             _ => (None, None),
         };
-        let report = Report {
+        Ok(Report {
             n_samples: n,
             plan: SolverPlan::DpGcd(DpGcdPlan {
                 variant: match prm.variant {
@@ -1034,14 +1112,14 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                     Variant::Zcdp => "zcdp".into(),
                 },
                 rule: format!("{:?}", prm.rule),
-                iterations: t_iter,
+                iterations: prm.iterations,
                 step_scale: prm.step,
                 clip: prm.clip,
                 ridge: prm.ridge,
                 epsilon: budget.epsilon,
                 update_multiplier,
                 selection_multiplier,
-                score_sensitivity,
+                score_sensitivity: c.score_sensitivity,
                 step_epsilon: match budget.calibration {
                     Calibration::Laplace { step_epsilon } => Some(step_epsilon),
                     _ => None,
@@ -1050,15 +1128,14 @@ impl<L: Loss, P: Penalty> DpGcd<L, P> {
                 rho_update,
                 rho_support_test: budget.support_rho,
                 support_test_dropped: prm.support_test.map(|_| support_dropped),
-                smoothness: m,
-                smoothness_provenance: provenance,
-                smoothness_floored: adjusted.map(|a| a.0),
-                smoothness_ceiled: adjusted.map(|a| a.1),
+                smoothness: c.m,
+                smoothness_provenance: c.provenance,
+                smoothness_floored: c.adjusted.map(|a| a.0),
+                smoothness_ceiled: c.adjusted.map(|a| a.1),
             }),
             other_guarantees: self.other_guarantees(budget)?,
-            uses_non_private_constants: uses_non_private,
-        };
-        fit.finish("DP-GCD", hint, model, report, objective)
+            uses_non_private_constants: c.uses_non_private,
+        })
     }
 
     /// The guarantee of this solver: its planned ledger under the analysis the
