@@ -237,6 +237,7 @@ fn a_support_bound_charges_what_a_record_can_move() {
         assert!(projected > 0 && projected <= 600, "{projected}");
         assert_eq!(r.chosen.max_nonzeros, Some(2));
     }
+    predict_projects_as_the_fit_did(&dense, &sparse);
     let err = Pipeline::new(Task::Classification, Algorithm::DpSgd)
         .privacy(1.0, 1e-6)
         .feature_bounds(FeatureBounds::Uniform(1.0))
@@ -247,4 +248,44 @@ fn a_support_bound_charges_what_a_record_can_move() {
     assert!(err.contains("max_nonzeros applies to dp-cd only"), "{err}");
     let err = dp_cd().max_nonzeros(0).fit(&dense).unwrap_err().to_string();
     assert!(err.contains("max_nonzeros"), "{err}");
+}
+
+/// A model fitted under `max_nonzeros(k)` applies the fit's projection to new rows: its
+/// decisions on the raw rows are the solver's scaled model on the clipped, scaled and
+/// projected rows (`RowSupport::project`, as the fit ran it), for dense and sparse
+/// input alike; without the projection some decisions differ.
+fn predict_projects_as_the_fit_did(dense: &Dataset<DenseDesign>, sparse: &Dataset<SparseDesign>) {
+    use dp_erm::optim::RowSupport;
+    let r = dp_cd().passes(4).max_nonzeros(2).fit(dense).unwrap();
+    let m = &r.model;
+    assert_eq!(m.max_nonzeros, Some(2));
+    let (n, p) = (dense.n_samples(), dense.n_features());
+    let mut scaled = vec![0.0; n * p];
+    for i in 0..n {
+        dense.x().for_each_in_row(i, |j, v| {
+            let (lo, hi) = m.feature_ranges[j];
+            scaled[i * p + j] = (v.clamp(lo, hi) - 0.0) / lo.abs().max(hi.abs());
+        });
+    }
+    let mut projected = DenseDesign::from_row_major(n, p, &scaled).unwrap();
+    assert!(RowSupport::AtMost(2).project(&mut projected).unwrap() > 0);
+    let z = m.decision_function(dense.x()).unwrap();
+    for (i, zi) in z.iter().enumerate() {
+        let want: f64 = projected
+            .row(i)
+            .iter()
+            .zip(&m.scaled.coefficients)
+            .map(|(x, w)| x * w)
+            .sum::<f64>()
+            + m.scaled.intercept.unwrap_or(0.0);
+        assert!(
+            (zi - want).abs() <= 1e-9 * (1.0 + want.abs()),
+            "row {i}: {zi} vs {want}"
+        );
+    }
+    assert_eq!(m.decision_function(sparse.x()).unwrap(), z);
+    let mut unprojected = m.clone();
+    unprojected.max_nonzeros = None;
+    let moved = unprojected.decision_function(dense.x()).unwrap();
+    assert!(z.iter().zip(&moved).any(|(u, v)| (u - v).abs() > 1e-9));
 }

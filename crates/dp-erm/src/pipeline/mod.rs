@@ -379,6 +379,12 @@ pub struct PipelineModel {
     /// fit, [`Pipeline::normalize_rows`]).
     #[serde(default)]
     pub normalize_rows: bool,
+    /// The declared support bound of the fit ([`Pipeline::max_nonzeros`]): a row with
+    /// more non-zero scaled values keeps its `k` largest (ties: the lower feature
+    /// index) before the coefficients apply, the map the fit applied to its training
+    /// rows (`dp_optim::support::RowSupport::project`).
+    #[serde(default)]
+    pub max_nonzeros: Option<usize>,
 }
 
 /// Quantities computed from the data **without privacy**: for the analyst, not for
@@ -594,7 +600,8 @@ impl Pipeline {
     /// magnitude after the clipping and scaling (a fixed map of each record, so the
     /// accounting holds for the projected data; how many were projected is a
     /// non-private count in [`Diagnostics::projected_records`]). The columns are not
-    /// centred (centring would fill every row). Prediction does not project.
+    /// centred (centring would fill every row). The model records `k`, and prediction
+    /// projects new rows the same way ([`PipelineModel::max_nonzeros`]).
     pub fn max_nonzeros(mut self, k: usize) -> Self {
         self.max_nonzeros = Some(k);
         self

@@ -53,10 +53,11 @@ impl PipelineModel {
             ))));
         }
         let mut z = vec![self.intercept.unwrap_or(0.0); x.n_samples()];
-        if x.nnz() < x.n_samples() * p {
+        if x.nnz() < x.n_samples() * p && self.max_nonzeros.is_none() {
             return self.sparse_decision(x, z);
         }
         let mut row = vec![0.0; p];
+        let mut order: Vec<usize> = Vec::with_capacity(p);
         for (i, zi) in z.iter_mut().enumerate() {
             row.iter_mut().for_each(|v| *v = 0.0);
             x.for_each_in_row(i, |j, v| row[j] = v);
@@ -73,13 +74,37 @@ impl PipelineModel {
                 let s = if norm > 0.0 { 1.0 / norm } else { 1.0 };
                 row.iter_mut().for_each(|v| *v *= s);
             }
-            for ((&v, &(lo, hi)), &w) in
-                row.iter().zip(&self.feature_ranges).zip(&self.coefficients)
-            {
-                *zi += w * v.clamp(lo, hi);
+            for (v, &(lo, hi)) in row.iter_mut().zip(&self.feature_ranges) {
+                *v = v.clamp(lo, hi);
+            }
+            if let Some(k) = self.max_nonzeros {
+                self.project_row(&mut row, k, &mut order);
+            }
+            for (&v, &w) in row.iter().zip(&self.coefficients) {
+                *zi += w * v;
             }
         }
         Ok(z)
+    }
+
+    /// The fit's support projection of one clipped row: with more than `k` non-zero
+    /// scaled values `v_j / s_j` (`s_j = max(|lo_j|, |hi_j|)`, the uncentred scale a
+    /// support bound uses), all but the `k` largest in magnitude (ties: the lower
+    /// feature index) are set to 0, as `RowSupport::project` did to the training rows.
+    fn project_row(&self, row: &mut [f64], k: usize, order: &mut Vec<usize>) {
+        let scaled = |j: usize| {
+            let (lo, hi) = self.feature_ranges[j];
+            (row[j] - 0.0) / lo.abs().max(hi.abs())
+        };
+        order.clear();
+        order.extend((0..row.len()).filter(|&j| scaled(j) != 0.0));
+        if order.len() <= k {
+            return;
+        }
+        order.sort_by(|&a, &b| scaled(b).abs().total_cmp(&scaled(a).abs()).then(a.cmp(&b)));
+        for &j in &order[k..] {
+            row[j] = 0.0;
+        }
     }
     /// [`PipelineModel::decision_function`] on a design that does not store every
     /// value: a pass over the stored entries of each row only (no dense row of `p`).

@@ -545,6 +545,7 @@ impl Pipeline {
             privacy,
             scaled: scaled_model,
             normalize_rows: self.normalize_rows,
+            max_nonzeros: self.max_nonzeros,
         };
         if model
             .coefficients
