@@ -2,10 +2,10 @@
 //!
 //! An experiment ([`crate::experiments`]) reproduces a paper and writes a report; a study
 //! answers one question the docs quote (which problem definition, which defaults, how
-//! accurate a private constant is) and prints its table to standard
-//! output, in the format the doc that quotes it shows. [`STUDIES`]
+//! accurate a private constant is, what a pass costs) and prints its table or JSON
+//! object to standard output, in the format the doc that quotes it shows. [`STUDIES`]
 //! lists them; adding one is a file here and a line there. The helpers below are what
-//! several studies share (arguments, grids, accuracies, quantiles).
+//! several studies share (arguments, grids, accuracies, quantiles, a CPU clock).
 //!
 //! The seeded studies' fits use fixed seeds so that runs compare; a seed lets anyone
 //! replay the noise, so these fits are measurements, never releases. A model meant for
@@ -15,7 +15,10 @@ mod cd_floor;
 mod constants_sweep;
 mod defaults_and_selection;
 mod definition_sweep;
+mod pass_times;
 mod private_constants;
+mod scaling;
+mod scd_epochs;
 mod scd_noise;
 mod table2_tuning;
 
@@ -88,6 +91,29 @@ pub const STUDIES: &[Study] = &[
         about: "where DP-SCD's classification accuracy goes, per noise placement (docs/dp-scd.md)",
         usage: "[EPS,..] [CLIPS,..]",
         run: scd_noise::run,
+    },
+    Study {
+        name: "scd-epochs",
+        about: "timing: per-epoch thread CPU time of SDCA and DP-SCD against the CD pass \
+                (docs/performance.md, docs/dp-scd.md)",
+        usage: "[ROUNDS [PROBLEM]]",
+        run: scd_epochs::run,
+    },
+    Study {
+        name: "pass-times",
+        about: "timing: our side of the peer benchmark, one JSON object (benches/peers/run.py)",
+        usage: "write DIR [--dense-n N] | time DIR dense|sparse|electricity [--hi H] \
+                [--batch-size B] [--inner K]",
+        run: pass_times::run,
+    },
+    Study {
+        name: "scaling",
+        about: "timing: a CD / DP-CD pass and PLD calibration against the problem's size, one \
+                JSON object per process (benches/scaling.py)",
+        usage:
+            "pass --kind dense|sparse --n N --p P [--density D] [--build matrix|slice|deferred] \
+                [--max-passes K] [--no-fit] | pld [--steps T] [--rates Q,..] [--reps R]",
+        run: scaling::run,
     },
 ];
 
@@ -209,6 +235,28 @@ fn percentile(v: &mut [f64], q: f64) -> f64 {
     v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
+/// The median of `v` (mean of the middle two for an even length; `v` not empty).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// Nanoseconds this thread has run on a CPU (`/proc/thread-self/schedstat`, Linux).
+fn thread_cpu_ns() -> Result<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat")
+        .context("reading /proc/thread-self/schedstat")?;
+    s.split_whitespace()
+        .next()
+        .context("empty schedstat")?
+        .parse()
+        .context("parsing schedstat")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,6 +289,11 @@ mod tests {
             ("private-constants", &["bogus"]),
             ("private-constants", &["errors", "1", "2"]),
             ("scd-noise", &["1,x"]),
+            ("scd-epochs", &["x"]),
+            ("pass-times", &["bogus"]),
+            ("pass-times", &["time", "dir", "dense", "--bogus", "1"]),
+            ("scaling", &["pass", "--kind", "dense", "--no-such-flag"]),
+            ("scaling", &["pld", "--reps"]),
         ];
         for (name, args) in cases {
             let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
@@ -262,6 +315,7 @@ mod tests {
         assert!(known_flags(&f, &["--n"], &[]).is_ok());
         assert!(known_flags(&f, &[], &["--n"]).is_err());
         assert!(known_flags(&f[..1], &["--n"], &[]).is_err());
+        assert_eq!(median(vec![3.0, 1.0, 2.0, 10.0]), 2.5);
         assert_eq!(percentile(&mut [3.0, 1.0, 2.0], 0.5), 2.0);
         let g = grid3(&[1.0, 2.0], &[3.0], &[4.0, 5.0]);
         assert_eq!(
