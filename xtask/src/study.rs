@@ -1,6 +1,9 @@
 //! `cargo xtask study NAME [ARGS..]`: one registered measurement study of
 //! `dp_bench::studies` (its table or JSON on standard output); `cargo xtask study` alone
-//! lists them.
+//! lists them. `cargo xtask adult-export DIR`: the adult experiment's splits as CSV for
+//! the peer script (`benches/peers/adult.py`).
+
+use std::path::PathBuf;
 
 use anyhow::Result;
 use dp_bench::studies::{find, STUDIES};
@@ -29,4 +32,18 @@ pub fn run(args: Args) -> Result<()> {
     };
     let study = find(&name)?;
     (study.run)(&args.args).map_err(|e| e.context(format!("study {name} (args: {})", study.usage)))
+}
+
+/// Arguments of `cargo xtask adult-export`.
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// Directory to write `{train,test,tune_fit,tune_val}.csv` and `meta.json` into.
+    pub dir: PathBuf,
+}
+
+/// Writes the adult experiment's splits (`dp_bench::experiments::adult::export_splits`).
+pub fn export(args: ExportArgs) -> Result<()> {
+    dp_bench::experiments::adult::export_splits(&args.dir)?;
+    eprintln!("adult-export: wrote the splits to {}", args.dir.display());
+    Ok(())
 }
