@@ -2,7 +2,8 @@
 
     python3 benches/scaling.py [--quick] [--no-doc] [--from-results JSON]
 
-Builds ``crates/dp-bench/examples/scaling.rs`` (release) and runs it once per size (one
+Builds ``target/release/xtask`` and runs its ``study scaling`` (the code is
+``crates/dp-bench/src/studies/scaling.rs``) once per size (one
 process per size, so that each peak memory ``VmHWM`` is that size's own): dense and sparse
 (density 1 %) designs for n in {1e4, 1e5, 1e6} x p in {10, 100, 1000, 1e4}, skipping the
 sizes whose estimated peak does not fit in memory. Dense designs are built with the
@@ -31,7 +32,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, ".."))
 DOC = os.path.join(ROOT, "docs", "performance.md")
-BIN = os.path.join(ROOT, "target", "release", "examples", "scaling")
+BIN = [os.path.join(ROOT, "target", "release", "xtask"), "study", "scaling"]
 RESULTS = os.path.join(HERE, "scaling_results.json")
 BEGIN, END = "<!-- scaling:begin -->", "<!-- scaling:end -->"
 NS = [10_000, 100_000, 1_000_000]
@@ -95,14 +96,14 @@ def estimated_peak(kind, n, p, build="matrix"):
 
 def run(args):
     t0 = time.time()
-    out = json.loads(sh([BIN] + [str(a) for a in args]))
-    out["command"] = "target/release/examples/scaling " + " ".join(str(a) for a in args)
+    out = json.loads(sh(BIN + [str(a) for a in args]))
+    out["command"] = "target/release/xtask study scaling " + " ".join(str(a) for a in args)
     out["wall_seconds"] = time.time() - t0
     return out
 
 
 def measure(quick):
-    subprocess.run(["cargo", "build", "--release", "-p", "dp-bench", "--example", "scaling"],
+    subprocess.run(["cargo", "build", "--release", "-p", "xtask"],
                    cwd=ROOT, check=True)
     limit = MEM_FRACTION * mem_total()
     meta = {
@@ -153,7 +154,7 @@ def measure(quick):
 
 def measure_pld():
     """Only the PLD rows, with their own provenance (date, commit, load)."""
-    subprocess.run(["cargo", "build", "--release", "-p", "dp-bench", "--example", "scaling"],
+    subprocess.run(["cargo", "build", "--release", "-p", "xtask"],
                    cwd=ROOT, check=True)
     meta = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -193,10 +194,11 @@ def render(res):
              "below are the output of the run described here).")
     L.append("")
     L.append(f"- Command (from the repository root): `{m['command']}` (builds "
-             "`cargo build --release -p dp-bench --example scaling`, then runs "
-             "`target/release/examples/scaling pass ...` once per size and "
+             "`cargo build --release -p xtask`, then runs "
+             "`target/release/xtask study scaling pass ...` once per size and "
              "`scaling pld --reps 3`; the command of every process is in "
-             "`benches/scaling_results.json`).")
+             "`benches/scaling_results.json`: runs before 2026-12-02 ran the same code "
+             "as the `scaling` example of dp-bench).")
     L.append(f"- Date: {m['date']}; run took {m['minutes']:.1f} min; at commit {m['commit']}"
              + (" with uncommitted changes" if m["dirty"] else "") + f"; {m['rustc']}.")
     L.append(f"- Machine (lscpu): {m['machine']}; shared with other jobs: load average "

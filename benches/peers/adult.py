@@ -1,7 +1,7 @@
 """Peers on UCI Adult for the `adult` experiment (`cargo xtask reproduce adult`).
 
 Runs diffprivlib's LogisticRegression and Opacus DP-SGD on exactly the splits our
-methods see (written by `cargo run --release -p dp-bench --example adult_export -- DIR`),
+methods see (written by `cargo xtask adult-export DIR`),
 at the same epsilons and delta, with the same protocol: every grid point is fitted on
 `tune_fit.csv` and scored on `tune_val.csv` (tuning not charged, as in the papers), the
 best point is refitted on `train.csv` with fresh seeds and scored on `test.csv`.

@@ -9,7 +9,7 @@ Runs, alternating in one run on the same machine (single-threaded BLAS):
   kernel (what a CD step runs);
 * numpy's per-column sweep (`X[:, j] @ r` for every j: one BLAS `ddot` per column, what
   scikit-learn's CD epoch runs) and its one-call read `X.T @ r` (BLAS `gemv`);
-* our CD pass on the peers' dense LASSO (`pass_times`), at the problem's lambda = 0.01
+* our CD pass on the peers' dense LASSO (`cargo xtask study pass-times`), at the problem's lambda = 0.01
   (a few coordinates move each pass) and at lambda = 1000 (no step ever moves, so the
   pass is 100 gradient sweeps and nothing else).
 
@@ -40,13 +40,10 @@ N, P = 100_000, 100
 
 
 def build():
-    for pkg, ex in (("dp-models", "col_read"), ("dp-bench", "pass_times")):
-        subprocess.run(
-            ["cargo", "build", "--release", "-q", "-p", pkg, "--example", ex],
-            cwd=ROOT, check=True,
-        )
+    for cmd in (["--example", "col_read", "-p", "dp-models"], ["-p", "xtask"]):
+        subprocess.run(["cargo", "build", "--release", "-q"] + cmd, cwd=ROOT, check=True)
     return (os.path.join(ROOT, "target", "release", "examples", "col_read"),
-            os.path.join(ROOT, "target", "release", "examples", "pass_times"))
+            [os.path.join(ROOT, "target", "release", "xtask"), "study", "pass-times"])
 
 
 def median_ms(f, reps):
@@ -70,13 +67,13 @@ def col_read(binary, reps):
 
 
 def cd_pass(binary, data_dir):
-    out = subprocess.run([binary, "time", data_dir, "dense", "--hi", "11", "--inner", "3"],
+    out = subprocess.run(binary + ["time", data_dir, "dense", "--hi", "11", "--inner", "3"],
                          capture_output=True, text=True, check=True).stdout
     for r in json.loads(out)["results"]:
         if r["solver"] == "cd":
             s = r["seconds"]
             return (s[1] - s[0]) / (r["passes"][1] - r["passes"][0]) * 1e3
-    raise SystemExit("pass_times printed no CD row")
+    raise SystemExit("study pass-times printed no CD row")
 
 
 def main():
@@ -87,7 +84,7 @@ def main():
     col_bin, pass_bin = build()
     tmp = tempfile.mkdtemp(prefix="read-rates-")
     small, big = os.path.join(tmp, "l0.01"), os.path.join(tmp, "l1000")
-    subprocess.run([pass_bin, "write", small], check=True, capture_output=True)
+    subprocess.run(pass_bin + ["write", small], check=True, capture_output=True)
     os.makedirs(big)
     for f in ("dense_x.f64", "dense_y.f64"):
         os.symlink(os.path.join(small, f), os.path.join(big, f))

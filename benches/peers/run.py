@@ -3,10 +3,12 @@
     python benches/peers/run.py [--quick] [--reps R] [--hi H] [--batch-size B]
                                 [--threads T] [--no-doc] [--data-dir DIR]
 
-Builds ``crates/dp-bench/examples/pass_times.rs`` (release), lets it write the shared
+Builds ``target/release/xtask`` and runs its ``study pass-times`` (the code is
+``crates/dp-bench/src/studies/pass_times.rs``; before 2026-12-02 it was the ``pass_times``
+example of dp-bench), lets it write the shared
 problems (dense 1e5 x 100 LASSO, dorothea-like sparse LASSO) to a data directory, reads
 them here, and then, R times, alternates ours and theirs on each problem: our process
-(``pass_times time``) then the peers in this process. Every fit runs at 1 and H passes;
+(``study pass-times time``) then the peers in this process. Every fit runs at 1 and H passes;
 the marginal cost of a pass is ``(t(H) - t(1)) / (H - 1)`` so that fixed costs (input
 checks, copies, calibration, objective) cancel. Reported: medians over the R
 repetitions, with the min-max spread.
@@ -26,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 DOC = os.path.join(ROOT, "docs", "performance.md")
 ELECTRICITY = os.path.join(ROOT, "crates", "dp-bench", "data", "electricity.csv")
-OURS = os.path.join(ROOT, "target", "release", "examples", "pass_times")
+OURS = [os.path.join(ROOT, "target", "release", "xtask"), "study", "pass-times"]
 DPL_PYTHON = os.path.join(HERE, ".venv-diffprivlib", "bin", "python")
 DATA_DIR = os.path.join(ROOT, "target", "peers-data")  # about 90 MB, rewritten each run
 RESULTS = os.path.join(HERE, "results.json")  # the raw measurements behind the doc
@@ -343,12 +345,12 @@ def main():
     exe = os.path.relpath(exe, ROOT) if exe.startswith(ROOT + os.sep) else "python"
     command = " ".join([exe, os.path.relpath(os.path.abspath(__file__), ROOT)]
                        + [shlex.quote(a) for a in sys.argv[1:]])
-    build = ["cargo", "build", "--release", "-p", "dp-bench", "--example", "pass_times"]
+    build = ["cargo", "build", "--release", "-p", "xtask"]
     print("building:", " ".join(build), file=sys.stderr)
     subprocess.run(build, check=True, cwd=ROOT)
     data_dir = ARGS.data_dir or DATA_DIR
     os.makedirs(data_dir, exist_ok=True)
-    sh([OURS, "write", data_dir])
+    sh(OURS + ["write", data_dir])
     SCREENING.update(screening_facts())
     VERSIONS.update({
         "rustc": sh(["rustc", "--version"]).strip().removeprefix("rustc "),
@@ -362,10 +364,10 @@ def main():
              "sparse": solution(data_dir, "sparse", xs, ys, sparse_meta["lambda"])}
     hi, b = ARGS.hi, ARGS.batch_size
     ours_cmd = {
-        "dense": [OURS, "time", data_dir, "dense", "--hi", str(hi), "--inner", str(ARGS.inner)],
-        "sparse": [OURS, "time", data_dir, "sparse", "--hi", str(hi), "--inner", str(ARGS.inner)],
-        "electricity": [OURS, "time", data_dir, "electricity", "--hi", str(hi),
-                        "--batch-size", str(b), "--inner", str(ARGS.inner)],
+        "dense": OURS + ["time", data_dir, "dense", "--hi", str(hi), "--inner", str(ARGS.inner)],
+        "sparse": OURS + ["time", data_dir, "sparse", "--hi", str(hi), "--inner", str(ARGS.inner)],
+        "electricity": OURS + ["time", data_dir, "electricity", "--hi", str(hi),
+                               "--batch-size", str(b), "--inner", str(ARGS.inner)],
     }
     theirs = {
         "dense": lambda warm: sklearn_cd_rows(xd, yd, dense_meta["lambda"], hi, warm,
@@ -388,7 +390,8 @@ def main():
     finished = datetime.datetime.now(datetime.timezone.utc)
     meta = {
         "command": command,
-        "ours_commands": {k: " ".join([os.path.relpath(OURS, ROOT), v[1], "DATA_DIR"] + v[3:])
+        "ours_commands": {k: " ".join([os.path.relpath(OURS[0], ROOT)] + OURS[1:]
+                                      + ["time", "DATA_DIR"] + v[len(OURS) + 2:])
                           for k, v in ours_cmd.items()},
         "build": " ".join(build), "machine": machine(), "versions": VERSIONS,
         "screening": SCREENING, "started": started.isoformat(timespec="seconds"),

@@ -1,11 +1,13 @@
-//! Project commands: `cargo xtask reproduce`, `cargo xtask privacy`, `cargo xtask optimum`,
-//! `cargo xtask fit`, `cargo xtask predict`, `cargo xtask federated-demo`.
+//! Project commands: `cargo xtask reproduce`, `cargo xtask study`, `cargo xtask adult-export`,
+//! `cargo xtask privacy`, `cargo xtask optimum`, `cargo xtask fit`, `cargo xtask predict`,
+//! `cargo xtask federated-demo`.
 //!
 //! Each subcommand lives in its own module; this file only dispatches.
 
 mod federated;
 mod optimum;
 mod reproduce;
+mod study;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -22,6 +24,12 @@ struct Cli {
 enum Command {
     /// Reproduce the papers' experiments (every experiment at the quick profile by default).
     Reproduce(reproduce::Args),
+    /// Run one registered measurement study of the docs (`dp_bench::studies`): prints its
+    /// table or JSON; without a name, lists them.
+    Study(study::Args),
+    /// Write the adult experiment's splits as CSV for the peer script
+    /// (`benches/peers/adult.py`).
+    AdultExport(study::ExportArgs),
     /// Privacy calculator: epsilon of a plan, the noise for a target, RDP at an order
     /// (alias of `dp-erm privacy`).
     Privacy(dp_erm_cli::privacy::Args),
@@ -66,6 +74,8 @@ fn main() {
     };
     let result: Result<()> = match cli.command {
         Command::Reproduce(args) => reproduce::run(args),
+        Command::Study(args) => study::run(args),
+        Command::AdultExport(args) => study::export(args),
         Command::Privacy(args) => dp_erm_cli::privacy::run(args),
         Command::Optimum(args) => optimum::run(args),
         Command::Fit(args) => dp_erm_cli::fit::run_fit(*args),

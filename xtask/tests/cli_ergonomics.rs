@@ -249,3 +249,31 @@ fn optimum_json_is_one_object() {
     assert_eq!(code, 0);
     assert!(out.lines().last().unwrap().starts_with("gap = "), "{out}");
 }
+
+#[test]
+fn study_lists_the_registry_and_refuses_unknown_names_and_arguments() {
+    let (code, out, err) = run(&["study"]);
+    assert_eq!(code, 0, "{err}");
+    for s in dp_bench::studies::STUDIES {
+        assert!(out.contains(s.name) && out.contains(s.usage), "{out}");
+    }
+    let (code, _, err) = run(&["study", "no-such-study"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("unknown study 'no-such-study'") && err.contains("cd-floor"),
+        "{err}"
+    );
+    // The study's own arguments reach it, hyphens included, and a bad one names its usage.
+    let (code, _, err) = run(&["study", "definition-sweep", "--bogus"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("\"--bogus\"") && err.contains("--render FILE"),
+        "{err}"
+    );
+    let (code, out, err) = run(&[
+        "study", "scaling", "pld", "--steps", "10", "--rates", "0.5", "--reps", "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["results"][0]["steps"], 10);
+}

@@ -2,7 +2,8 @@
 //!
 //! Datasets, experiments, the tuning runner, reports and figures: the crate that joins
 //! `dp-accounting`, `dp-models` and `dp-optim` to reproduce the papers (`cargo xtask
-//! reproduce`). Decisions and results are in the workspace's `docs/reproduction-log.md`.
+//! reproduce`), and the registered measurement studies of the docs (`cargo xtask study
+//! NAME`, [`studies`]). Decisions and results are in the workspace's `docs/reproduction-log.md`.
 //!
 //! # Example: the papers' tuning protocol on embedded data
 //!
@@ -63,4 +64,5 @@ pub mod experiments;
 pub mod figures;
 pub mod report;
 pub mod runner;
+pub mod studies;
 pub mod synthetic;

@@ -9,8 +9,8 @@
 //! defaults, logistic loss, no penalty (the command line's default). Each case compares
 //! the private coefficients with the non-private ridge optimum (`(1e-3 / 2) ||w||^2`; the
 //! unpenalised one does not exist on 49 separable rows) on the same rows. The seeds are
-//! those that floored an estimate before the fix (`cargo run -p dp-bench --example
-//! constants_sweep -- search 49 0.1 300 0`).
+//! those that floored an estimate before the fix (`cargo xtask study
+//! constants-sweep search 49 0.1 300 0`).
 
 use dp_models::split::select;
 use dp_models::{Dataset, DenseDesign, Logistic, L2};

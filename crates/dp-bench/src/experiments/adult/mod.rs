@@ -25,7 +25,7 @@
 //! Baselines: the majority class of the training rows and non-private L2-regularised
 //! logistic regression (the certified reference solver, `lambda` tuned on the same
 //! validation split). Peers (diffprivlib, Opacus) are run by `benches/peers/adult.py` on
-//! the same splits (exported by the `adult_export` example) and read from
+//! the same splits (exported by `cargo xtask adult-export DIR`) and read from
 //! `benches/peers/results/adult.json` when present.
 
 use std::path::{Path, PathBuf};

@@ -666,7 +666,7 @@ pub(super) fn render_report(
         Some(pf) => {
             s.push_str(&format!(
                 "From `{PEERS_JSON}` (`benches/peers/adult.py` on the same splits, exported by \
-                 `cargo run --release -p dp-bench --example adult_export`; run {}, {} seeds per \
+                 `cargo xtask adult-export`; run {}, {} seeds per \
                  cell; versions {}; machine {}). Cells: test accuracy mean [min, max].\n\n",
                 pf.date, pf.final_runs, pf.versions, pf.machine
             ));

@@ -20,7 +20,7 @@
 //! The loss scaling needs no run of its own (see [`super::Definition`]): with the 1/2 at
 //! lambda is without it at 2 lambda, so the lambda grid covers both.
 //!
-//! Run it with `cargo run --release -p dp-bench --example definition_sweep`.
+//! Run it with `cargo xtask study definition-sweep` ([`crate::studies`]).
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};

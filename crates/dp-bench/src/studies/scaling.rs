@@ -4,12 +4,12 @@
 //! `## Scaling` section of `docs/performance.md` from these objects.
 //!
 //! ```sh
-//! cargo build --release -p dp-bench --example scaling
+//! cargo build --release -p xtask
 //! # one size: time CD and DP-CD passes; prints one JSON object
-//! target/release/examples/scaling pass --kind dense|sparse --n N --p P \
+//! target/release/xtask study scaling pass --kind dense|sparse --n N --p P \
 //!     [--density 0.01] [--build matrix|slice|deferred] [--max-passes 20] [--no-fit]
 //! # PLD calibration of a Poisson-subsampled Gaussian plan (epsilon 1, delta 1e-5)
-//! target/release/examples/scaling pld [--steps 10000] [--rates 0.001,0.01,0.1] [--reps 3]
+//! target/release/xtask study scaling pld [--steps 10000] [--rates 0.001,0.01,0.1] [--reps 3]
 //! ```
 //!
 //! Problem: ridge regression, loss `(1/2)(z - y)^2`, penalty `L2(1e-3)`, so every step
@@ -24,7 +24,7 @@
 //! * `matrix`: the generated column-major buffer moves into a `DMatrix` (no copy), then
 //!   `DenseDesign::from_matrix` adds the row-major copy: two copies of the values.
 //! * `slice`: `DenseDesign::from_col_major(n, p, &buffer)` as a caller holding its own
-//!   buffer does (e.g. the `pass_times` example): the buffer, the `DMatrix` copy and the
+//!   buffer does (e.g. the `pass-times` study): the buffer, the `DMatrix` copy and the
 //!   row-major copy, three copies.
 //! * `deferred`: `DenseDesign::from_matrix_deferred_rows`: one copy (CD / DP-CD read
 //!   columns only, so the row-major copy is never built).
@@ -35,9 +35,6 @@
 //! timed on a fresh solver, fastest of `inner`) is subtracted from its fits, since its
 //! cost differs between 1 and `P` passes. `P` and `inner` are chosen from the warm-up
 //! fit so that small sizes are timed over enough work.
-//!
-//! Timing only: the seeds are fixed, and a seed lets anyone replay the noise, so these
-//! fits are not meant for release (a published model is fitted with `fit`, from OS entropy).
 
 use anyhow::{bail, Context, Result};
 use dp_accounting::calibrate::{
@@ -54,41 +51,34 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
 use std::time::Instant;
 
+use super::{opt, opt_num};
+
 const DATA_SEED: u64 = 20_261_124;
 const FIT_SEED: u64 = 1;
 const LAMBDA: f64 = 1e-3;
 
-fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+pub(super) fn run(args: &[String]) -> Result<()> {
     let out = match args.first().map(String::as_str) {
-        Some("pass") => pass(&args[1..])?,
-        Some("pld") => pld(&args[1..])?,
+        Some("pass") => {
+            let values = [
+                "--kind",
+                "--n",
+                "--p",
+                "--density",
+                "--build",
+                "--max-passes",
+            ];
+            super::known_flags(&args[1..], &values, &["--no-fit"])?;
+            pass(&args[1..])?
+        }
+        Some("pld") => {
+            super::known_flags(&args[1..], &["--steps", "--rates", "--reps"], &[])?;
+            pld(&args[1..])?
+        }
         _ => bail!("usage: scaling pass --kind dense|sparse --n N --p P [...] | scaling pld [...]"),
     };
     println!("{out}");
     Ok(())
-}
-
-/// The value after `--name`, if given.
-fn opt<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|k| args.get(k + 1))
-        .map(String::as_str)
-}
-
-fn opt_num<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> Result<T> {
-    match opt(args, name) {
-        None => Ok(default),
-        // Accepts 1e6 for integers too.
-        Some(s) => s
-            .parse::<T>()
-            .or_else(|_| {
-                let v: f64 = s.parse().map_err(|_| ())?;
-                format!("{v}").parse::<T>().map_err(|_| ())
-            })
-            .map_err(|_| anyhow::anyhow!("{name}: cannot parse {s:?}")),
-    }
 }
 
 /// `VmHWM` and `VmRSS` of this process, in bytes.

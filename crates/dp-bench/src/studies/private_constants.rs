@@ -1,8 +1,9 @@
 //! Private per-coordinate constants and adaptive clipping, measured on real data.
 //!
 //! ```text
-//! cargo run --release -p dp-bench --example private_constants -- errors [SEEDS]
-//! cargo run --release -p dp-bench --example private_constants -- adult [SEEDS]
+//! cargo xtask study private-constants errors [SEEDS]
+//! cargo xtask study private-constants adult [SEEDS]
+//! cargo xtask study private-constants adult-variants [SEEDS]
 //! ```
 //!
 //! * `errors`: relative error of private estimates of the coordinate smoothness
@@ -22,12 +23,10 @@
 //!   hyperparameters tuned on a validation split of the training set (20 %, not
 //!   charged, as in the papers), then refitted on the whole training set with SEEDS
 //!   fresh seeds (default 5).
-//!
-//! The fits use fixed seeds so that runs compare; a seed lets anyone replay the noise, so
-//! these fits are measurements, never releases. A model meant for publication is fitted
-//! with `fit` (noise from the operating system), which leaves no seed behind.
 
 use anyhow::{bail, Result};
+
+use super::percentile;
 use dp_models::constants::{
     coordinate_smoothness, private_coordinate_smoothness_bounded,
     private_coordinate_smoothness_gaussian, private_coordinate_smoothness_with,
@@ -41,34 +40,32 @@ use dp_optim::{
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let seeds: u64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(0);
+pub(super) fn run(args: &[String]) -> Result<()> {
+    let seeds: u64 = super::arg(args, 1, 0)?;
+    super::no_more(
+        &args[args.len().min(2)..],
+        "errors|adult|adult-variants [SEEDS]",
+    )?;
     match args.first().map(String::as_str) {
         Some("errors") => errors(if seeds == 0 { 20 } else { seeds }),
         Some("adult") => adult(if seeds == 0 { 5 } else { seeds }, false),
         Some("adult-variants") => adult(if seeds == 0 { 5 } else { seeds }, true),
-        _ => bail!("usage: private_constants errors|adult|adult-variants [SEEDS]"),
+        _ => bail!("usage: private-constants errors|adult|adult-variants [SEEDS]"),
     }
 }
 
 /// Adult with the DP-SCD paper's preprocessing, split 80/20 (seed 0): the shared
-/// pipeline of `dp_bench::data::scaling` (the one the `adult` and `dp-scd` experiments use).
+/// pipeline of `crate::data::scaling` (the one the `adult` and `dp-scd` experiments use).
 fn adult_split() -> Result<(Dataset<DenseDesign>, Dataset<DenseDesign>)> {
-    dp_bench::data::adult_train_test(0.2, 0)
-}
-
-fn percentile(v: &mut [f64], q: f64) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[((v.len() - 1) as f64 * q).round() as usize]
+    crate::data::adult_train_test(0.2, 0)
 }
 
 fn errors(seeds: u64) -> Result<()> {
     let adult = adult_split()?.0;
     let sets: Vec<(&str, Dataset<DenseDesign>, bool)> = vec![
         ("adult", adult, true),
-        ("california-raw", dp_bench::data::california()?, false),
-        ("electricity-raw", dp_bench::data::electricity()?, false),
+        ("california-raw", crate::data::california()?, false),
+        ("electricity-raw", crate::data::electricity()?, false),
     ];
     let fractions = [0.01, 0.02, 0.05, 0.1, 0.2];
     println!("Relative error |M_j^priv - M_j| / M_j at epsilon_M = fraction x 1 (mean over {seeds} seeds of the median / 90th percentile over coordinates), and the share of coordinates whose estimate is >= M_j.\n");
@@ -106,6 +103,11 @@ fn errors(seeds: u64) -> Result<()> {
             "gaussian-R",
             "gaussian-R-unbiased",
         ] {
+            // Shifted to upper bounds with probability 0.95, or only clamped.
+            let opts = BoundedSmoothnessOptions {
+                failure_probability: (!mech.ends_with("-unbiased")).then_some(0.05),
+                ..BoundedSmoothnessOptions::default()
+            };
             let mut cells = Vec::new();
             for &f in &fractions {
                 let eps = dp_accounting::Epsilon::new(f)?;
@@ -140,14 +142,6 @@ fn errors(seeds: u64) -> Result<()> {
                                 dp_accounting::Epsilon::new(1.0)?,
                                 dp_accounting::Delta::new(delta)?,
                             )?;
-                            let opts = BoundedSmoothnessOptions {
-                                failure_probability: if m.ends_with("-unbiased") {
-                                    None
-                                } else {
-                                    Some(0.05)
-                                },
-                                ..BoundedSmoothnessOptions::default()
-                            };
                             private_coordinate_smoothness_gaussian(
                                 loss.as_ref(),
                                 x,
@@ -168,14 +162,6 @@ fn errors(seeds: u64) -> Result<()> {
                                 feature_bounds: (!m.starts_with("bounded-R")).then_some(&fb[..]),
                                 row_norm_bound: (!m.starts_with("bounded-b-") && m != "bounded-b")
                                     .then_some(r),
-                            };
-                            let opts = BoundedSmoothnessOptions {
-                                failure_probability: if m.ends_with("-unbiased") {
-                                    None
-                                } else {
-                                    Some(0.05)
-                                },
-                                ..BoundedSmoothnessOptions::default()
                             };
                             private_coordinate_smoothness_bounded(
                                 loss.as_ref(),
@@ -226,54 +212,26 @@ struct Method {
 }
 
 fn cd_grid() -> Vec<[f64; 3]> {
-    let mut g = Vec::new();
-    for passes in [2.0, 5.0, 10.0] {
-        for step in [0.3, 1.0, 3.0] {
-            for clip in [0.1, 0.3, 1.0, 3.0] {
-                g.push([passes, step, clip]);
-            }
-        }
-    }
-    g
+    super::grid3(&[2.0, 5.0, 10.0], &[0.3, 1.0, 3.0], &[0.1, 0.3, 1.0, 3.0])
 }
 
 /// DP-CD with the public bound `M_j = c R^2` everywhere: its steps `gamma / M_j` are
 /// small on every coordinate, so its grid reaches larger step scales.
 fn public_grid() -> Vec<[f64; 3]> {
-    let mut g = Vec::new();
-    for passes in [2.0, 5.0, 10.0] {
-        for step in [1.0, 3.0, 10.0, 30.0] {
-            for clip in [0.1, 0.3, 1.0, 3.0] {
-                g.push([passes, step, clip]);
-            }
-        }
-    }
-    g
+    super::grid3(
+        &[2.0, 5.0, 10.0],
+        &[1.0, 3.0, 10.0, 30.0],
+        &[0.1, 0.3, 1.0, 3.0],
+    )
 }
 
+/// The clip multiplies the private 0.9-quantile of `|g_ij|` at `w0 = 0`.
 fn adaptive_grid() -> Vec<[f64; 3]> {
-    let mut g = Vec::new();
-    for passes in [2.0, 5.0, 10.0] {
-        for step in [0.3, 1.0, 3.0] {
-            // clip multiplies the private 0.9-quantile of |g_ij| at w0 = 0.
-            for clip in [0.5, 1.0, 2.0, 4.0] {
-                g.push([passes, step, clip]);
-            }
-        }
-    }
-    g
+    super::grid3(&[2.0, 5.0, 10.0], &[0.3, 1.0, 3.0], &[0.5, 1.0, 2.0, 4.0])
 }
 
 fn sgd_grid() -> Vec<[f64; 3]> {
-    let mut g = Vec::new();
-    for passes in [1.0, 3.0, 10.0] {
-        for step in [0.1, 0.3, 1.0, 3.0] {
-            for clip in [0.3, 1.0] {
-                g.push([passes, step, clip]);
-            }
-        }
-    }
-    g
+    super::grid3(&[1.0, 3.0, 10.0], &[0.1, 0.3, 1.0, 3.0], &[0.3, 1.0])
 }
 
 /// DP-CD with `smoothness` (`None`: the `M_j` of the data the fit sees, without privacy,

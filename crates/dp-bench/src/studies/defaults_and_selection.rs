@@ -1,8 +1,9 @@
 //! DP-CD with no tuning, tuned for free, and tuned privately, on five data sets.
 //!
 //! ```text
-//! cargo run --release -p dp-bench --example defaults_and_selection -- compare [SEEDS]
-//! cargo run --release -p dp-bench --example defaults_and_selection -- calibrate [SEEDS [F_T,.. [F_C,..]]]
+//! cargo xtask study defaults-and-selection compare [SEEDS]
+//! cargo xtask study defaults-and-selection calibrate [SEEDS [F_T,.. [F_C,..]]]
+//! cargo xtask study defaults-and-selection algorithms [SEEDS]
 //! ```
 //!
 //! * `compare` (default SEEDS = 3): for each data set and epsilon in {0.1, 0.5, 1, 2, 5}
@@ -36,12 +37,10 @@
 //! training median; intercept [1]); Website Phishing (the stand-in for LIBSVM phishing,
 //! features clipped to [0, 1], intercept [1]); synthetic (n = 20,000, p = 50, feature scales
 //! log-spaced over [0.01, 1], labels from a noisy linear model; intercept [1]).
-//!
-//! The fits use fixed seeds so that runs compare; a seed lets anyone replay the noise,
-//! so these fits are measurements, never releases. A model meant for publication is
-//! fitted with `fit` / `select` (noise from the operating system).
 
 use anyhow::{bail, Result};
+
+use super::{accuracy_or_zero, majority};
 use dp_models::split::{select, split_indices};
 use dp_models::{Dataset, DenseDesign, Logistic, L2};
 use dp_optim::auto::{dp_cd_defaults, PublicBounds, PASSES_RANGE};
@@ -67,41 +66,36 @@ struct Prepared {
 type Grid = (u64, f64, f64);
 
 fn grid() -> Vec<Grid> {
-    let mut g = Vec::new();
-    for passes in [2, 5, 10, 20, 50] {
-        for step in [0.1, 0.3, 1.0, 3.0, 10.0] {
-            for clip in [0.1, 0.3, 1.0, 3.0] {
-                g.push((passes, step, clip));
-            }
-        }
-    }
-    g
+    let g = super::grid3(
+        &[2.0, 5.0, 10.0, 20.0, 50.0],
+        &[0.1, 0.3, 1.0, 3.0, 10.0],
+        &[0.1, 0.3, 1.0, 3.0],
+    );
+    g.into_iter().map(|[t, s, c]| (t as u64, s, c)).collect()
 }
 
-fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let seeds: u64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(3);
+pub(super) fn run(args: &[String]) -> Result<()> {
+    let seeds: u64 = super::arg(args, 1, 3)?;
     let start = std::time::Instant::now();
+    let usage = "compare [SEEDS] | calibrate [SEEDS [F_T,.. [F_C,..]]] | algorithms [SEEDS]";
     match args.first().map(String::as_str) {
-        Some("compare") | None => compare(seeds)?,
+        Some("compare") | None => {
+            super::no_more(&args[args.len().min(2)..], usage)?;
+            compare(seeds)?
+        }
         Some("calibrate") => {
-            let list = |i: usize, d: &[f64]| -> Result<Vec<f64>> {
-                match args.get(i) {
-                    Some(s) => Ok(s.split(',').map(str::parse).collect::<Result<_, _>>()?),
-                    None => Ok(d.to_vec()),
-                }
-            };
+            super::no_more(&args[args.len().min(4)..], usage)?;
             calibrate(
                 seeds,
-                &list(2, &[0.3, 1.0, 3.0])?,
-                &list(3, &[0.3, 1.0, 3.0])?,
+                &super::list(args, 2, &[0.3, 1.0, 3.0])?,
+                &super::list(args, 3, &[0.3, 1.0, 3.0])?,
             )?
         }
         Some("algorithms") => {
-            let seeds: u64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(5);
-            algorithms(seeds)?
+            super::no_more(&args[args.len().min(2)..], usage)?;
+            algorithms(super::arg(args, 1, 5)?)?
         }
-        _ => bail!("usage: defaults_and_selection compare|calibrate|algorithms [SEEDS]"),
+        _ => bail!("usage: defaults-and-selection {usage}"),
     }
     println!("\nWall time {:.0} s.", start.elapsed().as_secs_f64());
     Ok(())
@@ -150,7 +144,7 @@ fn rows_of(
 fn datasets() -> Result<Vec<Prepared>> {
     let mut out = Vec::new();
     // Adult: the DP-SCD paper's preprocessing (statistics from the training rows).
-    let (adult, _) = dp_bench::data::adult()?;
+    let (adult, _) = crate::data::adult()?;
     let p = adult.n_features();
     out.push(splits(
         "adult",
@@ -188,8 +182,8 @@ fn datasets() -> Result<Vec<Prepared>> {
     )?);
     // Electricity and Phishing: features in [0, 1]; an intercept column.
     for (name, d) in [
-        ("electricity", dp_bench::data::electricity()?),
-        ("phishing", dp_bench::data::website_phishing()?),
+        ("electricity", crate::data::electricity()?),
+        ("phishing", crate::data::website_phishing()?),
     ] {
         let p = d.n_features() + 1;
         out.push(splits(name, &d, PublicBounds::uniform(p, 1.0), |_, d| {
@@ -199,7 +193,7 @@ fn datasets() -> Result<Vec<Prepared>> {
         })?);
     }
     // California: standardised, clipped at 3 sd, / 3; label above the training median.
-    let cal = dp_bench::data::california()?;
+    let cal = crate::data::california()?;
     let p = cal.n_features() + 1;
     out.push(splits(
         "california",
@@ -270,18 +264,18 @@ fn solver(
     b: &PublicBounds,
     privacy: PrivacyParams,
     &(passes, step, clip): &Grid,
-) -> Result<dp_optim::DpCd<Logistic, L2>> {
-    Ok(DpCdParams::new(Logistic, L2::new(LAMBDA)?)
+) -> dp_optim::Result<dp_optim::DpCd<Logistic, L2>> {
+    DpCdParams::new(Logistic, L2::new(LAMBDA)?)
         .privacy(privacy)
         .passes(passes)
         .step_scale(step)
         .clip(clip)
         .smoothness(smoothness(b))
-        .build()?)
+        .build()
 }
 
 /// Test accuracy of `g` refitted on all training rows, mean over `seeds` (a diverged fit
-/// counts as the majority-class accuracy of predicting 0... i.e. as accuracy 0).
+/// counts as accuracy 0).
 fn refit(d: &Prepared, eps: f64, g: &Grid, seeds: u64) -> Result<f64> {
     let delta = 1.0 / (d.train.n_samples() as f64).powi(2);
     let s = solver(
@@ -289,15 +283,7 @@ fn refit(d: &Prepared, eps: f64, g: &Grid, seeds: u64) -> Result<f64> {
         PrivacyParams::new(eps, delta).accounting(Accounting::Exact),
         g,
     )?;
-    let mut sum = 0.0;
-    for seed in 0..seeds {
-        sum += match s.fit_seeded(&d.train, 1000 + seed) {
-            Ok(f) => f.model.accuracy(&d.test)?,
-            Err(dp_optim::OptimError::Diverged(_)) => 0.0,
-            Err(e) => return Err(e.into()),
-        };
-    }
-    Ok(sum / seeds as f64)
+    mean_accuracy(&s, &d.train, &d.test, seeds)
 }
 
 /// The grid point with the best validation accuracy (one seeded fit each, uncharged).
@@ -307,11 +293,8 @@ fn tune(d: &Prepared, eps: f64) -> Result<Grid> {
     let mut best = (f64::NEG_INFINITY, grid()[0]);
     for g in grid() {
         // A fixed seed so that runs compare; it replays the noise, so never publish such a fit.
-        let acc = match solver(&d.bounds, privacy.clone(), &g)?.fit_seeded(&d.fit_part, 7) {
-            Ok(f) => f.model.accuracy(&d.validation)?,
-            Err(dp_optim::OptimError::Diverged(_)) => 0.0,
-            Err(e) => return Err(e.into()),
-        };
+        let fit = solver(&d.bounds, privacy.clone(), &g)?.fit_seeded(&d.fit_part, 7);
+        let acc = accuracy_or_zero(fit, &d.validation)?;
         if acc > best.0 {
             best = (acc, g);
         }
@@ -346,11 +329,6 @@ fn near_defaults(&(passes, step, clip): &Grid) -> Vec<Grid> {
     g
 }
 
-fn majority(d: &Prepared) -> f64 {
-    let pos = d.test.y().iter().filter(|&&y| y > 0.0).count() as f64 / d.test.n_samples() as f64;
-    pos.max(1.0 - pos)
-}
-
 fn fmt_grid(g: &Grid) -> String {
     format!("{}/{}/{}", g.0, g.1, (g.2 * 1000.0).round() / 1000.0)
 }
@@ -374,70 +352,41 @@ fn compare(seeds: u64) -> Result<()> {
             // The API the rules are exposed through, to check it agrees.
             let (params, chosen) =
                 DpCdParams::defaults_for(Logistic, L2::new(LAMBDA)?, eps, delta, &d.bounds, n, p)?;
-            assert_eq!((chosen.passes, chosen.step_scale, chosen.clip), def_g);
-            let s = params.build()?;
-            let mut def = 0.0;
-            for seed in 0..seeds {
-                def += match s.fit_seeded(&d.train, 1000 + seed) {
-                    Ok(f) => f.model.accuracy(&d.test)?,
-                    Err(dp_optim::OptimError::Diverged(_)) => 0.0,
-                    Err(e) => return Err(e.into()),
-                };
+            if (chosen.passes, chosen.step_scale, chosen.clip) != def_g {
+                bail!("defaults_for chose {chosen:?}, the rules {def_g:?}");
             }
-            def /= seeds as f64;
+            let def = mean_accuracy(&params.build()?, &d.train, &d.test, seeds)?;
             // Private selection, charged.
             let sel_params = SelectionParams::new(eps, delta);
-            let bounds = d.bounds.clone();
-            let build = move |g: &Grid,
-                              privacy: PrivacyParams|
-                  -> dp_optim::Result<Box<dyn Solver<DenseDesign>>> {
-                Ok(Box::new(
-                    DpCdParams::new(Logistic, L2::new(LAMBDA)?)
-                        .privacy(privacy)
-                        .passes(g.0)
-                        .step_scale(g.1)
-                        .clip(g.2)
-                        .smoothness(smoothness(&bounds))
-                        .build()?,
-                ))
+            let build = |g: &Grid,
+                         privacy: PrivacyParams|
+             -> dp_optim::Result<Box<dyn Solver<DenseDesign>>> {
+                Ok(Box::new(solver(&d.bounds, privacy, g)?))
             };
-            let mut sel = 0.0;
-            let mut first = None;
-            for seed in 0..seeds {
-                let mut rng = ChaCha20Rng::seed_from_u64(5000 + seed);
-                let r = select_with_rng(
-                    &sel_params,
-                    &grid(),
-                    &build,
-                    &d.fit_part,
-                    &d.validation,
-                    &mut rng,
-                )?;
-                let e = r.model.guarantee().map_or(f64::NAN, |g| g.epsilon);
-                assert!(e <= eps, "selection epsilon {e} > {eps}");
-                sel += r.model.accuracy(&d.test)?;
-                first.get_or_insert((r.choice, r.plan.fit_epsilon));
-            }
-            sel /= seeds as f64;
+            // Mean test accuracy of the selected models over `seeds` selections (rng seeds
+            // `seed0`, `seed0 + 1`, ..), and the choice and per-fit epsilon of the first.
+            let selection = |grid: &[Grid], seed0: u64| -> Result<(f64, Option<(Grid, f64)>)> {
+                let (mut sum, mut first) = (0.0, None);
+                for seed in 0..seeds {
+                    let mut rng = ChaCha20Rng::seed_from_u64(seed0 + seed);
+                    let r = select_with_rng(
+                        &sel_params,
+                        grid,
+                        build,
+                        &d.fit_part,
+                        &d.validation,
+                        &mut rng,
+                    )?;
+                    check_epsilon(&r.model, eps)?;
+                    sum += r.model.accuracy(&d.test)?;
+                    first.get_or_insert((r.choice, r.plan.fit_epsilon));
+                }
+                Ok((sum / seeds as f64, first))
+            };
+            let (sel, first) = selection(&grid(), 5000)?;
             let (sel_g, fit_eps) = first.unwrap_or_default();
             // Private selection over 18 points around the defaults.
-            let near = near_defaults(&def_g);
-            let mut sel_near = 0.0;
-            for seed in 0..seeds {
-                let mut rng = ChaCha20Rng::seed_from_u64(6000 + seed);
-                let r = select_with_rng(
-                    &sel_params,
-                    &near,
-                    &build,
-                    &d.fit_part,
-                    &d.validation,
-                    &mut rng,
-                )?;
-                let e = r.model.guarantee().map_or(f64::NAN, |g| g.epsilon);
-                assert!(e <= eps, "selection epsilon {e} > {eps}");
-                sel_near += r.model.accuracy(&d.test)?;
-            }
-            sel_near /= seeds as f64;
+            let (sel_near, _) = selection(&near_defaults(&def_g), 6000)?;
             println!(
                 "| {} | {n} | {p} | {eps} | {tuned:.3} ({}) | {def:.3} ({}) | {:+.3} | {sel:.3} ({}, per-fit eps {fit_eps:.3}) | {:+.3} | {sel_near:.3} | {:+.3} | {:.3} |",
                 d.name,
@@ -447,7 +396,7 @@ fn compare(seeds: u64) -> Result<()> {
                 fmt_grid(&sel_g),
                 sel - tuned,
                 sel_near - tuned,
-                majority(&d),
+                majority(&d.test),
             );
         }
     }
@@ -484,7 +433,8 @@ fn calibrate(seeds: u64, pass_factors: &[f64], clip_factors: &[f64]) -> Result<(
     Ok(())
 }
 
-/// Test accuracy of `s` on `d`, mean over `seeds` seeded fits (a diverged fit counts 0).
+/// Test accuracy of `s`, mean over `seeds` seeded fits (seeds 1000, 1001, ..; a diverged
+/// fit counts 0).
 fn mean_accuracy<S: Solver<DenseDesign> + ?Sized>(
     s: &S,
     train: &Dataset<DenseDesign>,
@@ -493,13 +443,18 @@ fn mean_accuracy<S: Solver<DenseDesign> + ?Sized>(
 ) -> Result<f64> {
     let mut sum = 0.0;
     for seed in 0..seeds {
-        sum += match s.fit_seeded(train, 1000 + seed) {
-            Ok(f) => f.model.accuracy(test)?,
-            Err(dp_optim::OptimError::Diverged(_)) => 0.0,
-            Err(e) => return Err(e.into()),
-        };
+        sum += accuracy_or_zero(s.fit_seeded(train, 1000 + seed), test)?;
     }
     Ok(sum / seeds as f64)
+}
+
+/// Refuses a selected model whose guarantee is missing or above `eps`.
+fn check_epsilon(model: &dp_optim::model::LinearModel, eps: f64) -> Result<()> {
+    match model.guarantee() {
+        Some(g) if g.epsilon <= eps => Ok(()),
+        Some(g) => bail!("selection epsilon {} > {eps}", g.epsilon),
+        None => bail!("a selected model without its guarantee"),
+    }
 }
 
 /// Rows divided by `r` (public), for DP-SCD's rows of norm at most 1.
@@ -574,7 +529,7 @@ fn algorithms(seeds: u64) -> Result<()> {
                 gcdd.passes,
                 sgdd.passes,
                 scdd.passes,
-                majority(&d)
+                majority(&d.test)
             );
         }
     }

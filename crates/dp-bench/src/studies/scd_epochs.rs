@@ -8,17 +8,15 @@
 //! `P` passes, rounds interleave the solvers, and the per-epoch cost is
 //! `(median T(P) - median T(1)) / (P - 1)`: the fixed costs of a fit cancel.
 //!
-//! `cargo run --release -p dp-bench --example scd_epochs [-- ROUNDS [PROBLEM]]` (Linux
+//! `cargo xtask study scd-epochs [ROUNDS [PROBLEM]]` (Linux
 //! only; `PROBLEM`: only the problems whose name contains it). It also prints two
 //! per-row costs that bound the ratios: a logistic Newton step in a dependent chain
 //! (sequential SDCA cannot overlap them) and one normal draw from ChaCha20 (DP-SCD draws
 //! `p + 1` of them per step at `L = 1`).
-//!
-//! The fits use fixed seeds so that runs compare; a seed lets anyone replay the noise, so
-//! these fits are measurements, never releases. A model meant for publication is fitted
-//! with `fit` (noise from the operating system), which leaves no seed behind.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
+
+use super::{median, thread_cpu_ns};
 use dp_accounting::mechanisms::Gaussian;
 use dp_models::constants::coordinate_smoothness;
 use dp_models::preprocess::normalize_rows;
@@ -34,16 +32,6 @@ const MIN_NS: u64 = 300_000_000;
 type Fit<'a> = Box<dyn Fn() -> Result<()> + 'a>;
 
 const SOLVERS: [&str; 4] = ["cd", "sdca", "dp-scd L=1", "dp-scd L=100"];
-
-fn thread_cpu_ns() -> Result<u64> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat")
-        .context("reading /proc/thread-self/schedstat")?;
-    s.split_whitespace()
-        .next()
-        .context("empty schedstat")?
-        .parse()
-        .context("parsing schedstat")
-}
 
 fn normalised(d: &Dataset<DenseDesign>) -> Result<Dataset<DenseDesign>> {
     Ok(Dataset::new(normalize_rows(d.x())?, d.y().to_vec())?)
@@ -124,16 +112,6 @@ fn measure<L: DualLoss + Loss + Clone>(
         .collect())
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
-}
-
 /// Thread-CPU nanoseconds per call of `f` (repeated for >= 0.3 s of CPU).
 fn per_call_ns(mut f: impl FnMut() -> f64) -> Result<f64> {
     let t0 = thread_cpu_ns()?;
@@ -170,11 +148,11 @@ fn components(n: usize) -> Result<(f64, f64, f64)> {
     Ok((newton, normal, raw))
 }
 
-fn main() -> Result<()> {
-    let mut args = std::env::args().skip(1);
-    let rounds: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(5);
+pub(super) fn run(args: &[String]) -> Result<()> {
+    let rounds: usize = super::arg(args, 0, 5)?;
     // Optional: only the problems whose name contains this string.
-    let only = args.next().unwrap_or_default();
+    let only = args.get(1).cloned().unwrap_or_default();
+    super::no_more(&args[args.len().min(2)..], "[ROUNDS [PROBLEM]]")?;
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let only_arg = if only.is_empty() {
         String::new()
@@ -182,14 +160,14 @@ fn main() -> Result<()> {
         format!(" {only}")
     };
     println!(
-        "command: cargo run --release -p dp-bench --example scd_epochs -- {rounds}{only_arg}\n\
+        "command: cargo xtask study scd-epochs {rounds}{only_arg}\n\
          thread CPU time, median of {rounds} rounds (each: repeated fits for >= 0.3 s of CPU), P = {P}; load average {}; SIMD level {}\n",
         load.split_whitespace().next().unwrap_or("?"),
         dp_models::simd::level_name()
     );
     let mut results = Vec::new();
     if "electricity-logistic".contains(only.as_str()) {
-        let elec = normalised(&dp_bench::data::electricity()?)?;
+        let elec = normalised(&crate::data::electricity()?)?;
         results.push(("electricity-logistic", measure(&elec, Logistic, rounds)?));
     }
     if "synthetic-ridge-20000x90".contains(only.as_str()) {

@@ -7,34 +7,25 @@
 //! `summary.json` / `report.md` into `OUT/dp-cd/`.
 //!
 //! ```sh
-//! cargo run --release -p dp-bench --example table2_tuning -- OUT [PROBLEMS] [PASSES]
+//! cargo xtask study table2-tuning OUT [PROBLEMS] [PASSES]
 //! # e.g. OUT = /tmp/t2, PROBLEMS = electricity-raw,california-raw, PASSES = 50
 //! ```
-//!
-//! The runs are seeded (a fixed base seed) so that the measurement repeats bit for bit: a
-//! seed replays the noise, so these fits are measurements, never releases.
 
+use crate::experiments::dp_cd::{run_with, ProblemName, Settings};
+use crate::experiments::{ExperimentConfig, Profile};
+use crate::runner::ProgressMode;
 use anyhow::{bail, Result};
-use dp_bench::experiments::dp_cd::{run_with, ProblemName, Settings};
-use dp_bench::experiments::{ExperimentConfig, Profile};
-use dp_bench::runner::ProgressMode;
 
-fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+pub(super) fn run(args: &[String]) -> Result<()> {
     let Some(out) = args.first() else {
-        bail!("usage: table2_tuning OUT [PROBLEMS] [PASSES]");
+        bail!("usage: table2-tuning OUT [PROBLEMS] [PASSES]");
     };
     let names = args
         .get(1)
         .map(String::as_str)
         .unwrap_or("electricity-raw,california-raw");
-    let passes: Vec<u64> = args
-        .get(2)
-        .map(String::as_str)
-        .unwrap_or("50")
-        .split(',')
-        .map(str::parse)
-        .collect::<Result<_, _>>()?;
+    let passes: Vec<u64> = super::list(args, 2, &[50])?;
+    super::no_more(&args[args.len().min(3)..], "OUT [PROBLEMS] [PASSES]")?;
     let mut problems = Vec::new();
     for name in names.split(',') {
         match ProblemName::ALL.iter().find(|p| p.as_str() == name) {
@@ -44,7 +35,7 @@ fn main() -> Result<()> {
     }
     let mut settings = Settings::for_profile(Profile::Paper);
     settings.sgd_steps.truncate(1);
-    settings.sgd_clips = vec![settings.sgd_clips[44]];
+    settings.sgd_clips = settings.sgd_clips.get(44).into_iter().copied().collect();
     settings.scd_batches.truncate(1);
     settings.scd_clips.truncate(1);
     settings.passes = passes;

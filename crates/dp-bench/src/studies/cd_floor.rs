@@ -10,15 +10,16 @@
 //! deterministic), and the cells where it stays above the paper's DP-CD.
 //!
 //! ```sh
-//! cargo run --release -p dp-bench --example cd_floor
+//! cargo xtask study cd-floor            # every candidate (about 40 minutes)
+//! cargo xtask study cd-floor --smoke    # the first candidate at 3 steps (seconds)
 //! ```
 //! The relative-error normalisations: `(F - F*) / F*` (ours and, as far as the paper says,
 //! the paper's), `(F - F*) / (F(0) - F*)` and `(F - F*) / F(0)`.
 
-use anyhow::Result;
-use dp_bench::experiments::dp_cd::{
+use crate::experiments::dp_cd::{
     load_problem_with, paper_table2, Algorithm, Definition, Model, Problem, ProblemName, PASSES,
 };
+use anyhow::{Context, Result};
 use dp_models::{Logistic, Squared, L1, L2};
 use dp_optim::{Averaging, CdParams, CoordinateOrder, Solver};
 use rayon::prelude::*;
@@ -46,8 +47,10 @@ fn cd(p: &Problem, order: CoordinateOrder, gamma: f64, passes: u64, seed: u64) -
     }
 }
 
-fn main() -> Result<()> {
-    let gammas: Vec<f64> = (0..=20)
+pub(super) fn run(args: &[String]) -> Result<()> {
+    let smoke = args.first().map(String::as_str) == Some("--smoke");
+    super::no_more(&args[usize::from(smoke)..], "[--smoke]")?;
+    let mut gammas: Vec<f64> = (0..=20)
         .map(|k| 10f64.powf(-2.0 + 0.175 * k as f64))
         .collect();
     let mut candidates: Vec<(ProblemName, Definition)> = Vec::new();
@@ -79,13 +82,18 @@ fn main() -> Result<()> {
         ProblemName::SparseLasso,
         ProblemName::SparseLasso.definition(),
     ));
+    if smoke {
+        candidates.truncate(1);
+        gammas = vec![gammas[0], gammas[10], gammas[20]];
+    }
     println!(
         "| problem | lambda | centred | order | normalisation | CD 2 | CD 5 | CD 10 | CD 20 | CD 50 | cells above the paper's DP-CD |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, def) in candidates {
         let p = load_problem_with(name, def)?;
-        let paper = paper_table2(name, Algorithm::DpCd).expect("paper row");
+        let paper = paper_table2(name, Algorithm::DpCd)
+            .with_context(|| format!("no Table 2 row for {}", name.as_str()))?;
         let f0 = p.objective(&vec![0.0; p.data.n_features()]);
         let fs = p.objective_star;
         for order in [CoordinateOrder::Uniform, CoordinateOrder::Cyclic] {

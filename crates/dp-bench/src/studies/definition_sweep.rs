@@ -1,10 +1,10 @@
-//! The DP-CD problem-definition sweep (`dp_bench::experiments::dp_cd::sweep`): which lambda,
+//! The DP-CD problem-definition sweep (`crate::experiments::dp_cd::sweep`): which lambda,
 //! label convention and coordinate order reproduce the DP-CD paper's Table 2 on California
 //! and Electricity. Prints the markdown table of `docs/reproduction-log.md`.
 //!
 //! ```sh
-//! cargo run --release -p dp-bench --example definition_sweep -- [--seed N] [--rows FILE] [--skip N] [--smoke]
-//! cargo run --release -p dp-bench --example definition_sweep -- --render FILE
+//! cargo xtask study definition-sweep [--seed N] [--rows FILE] [--skip N] [--smoke]
+//! cargo xtask study definition-sweep --render FILE
 //! ```
 //! `--skip N` leaves out the first N candidates (to resume a sweep). `--rows FILE` appends each finished (candidate, problem)'s rows to FILE as JSON lines, so
 //! an interrupted sweep keeps what it measured; `--render FILE` scores and prints the rows of
@@ -13,42 +13,22 @@
 
 use std::io::Write;
 
-use anyhow::{bail, Context, Result};
-use dp_bench::experiments::dp_cd::sweep::{self, SweepRow, SweepSettings};
-use dp_bench::experiments::dp_cd::{Model, Settings, PASSES};
-use dp_bench::experiments::Profile;
+use crate::experiments::dp_cd::sweep::{self, SweepRow, SweepSettings};
+use crate::experiments::dp_cd::{Model, Settings, PASSES};
+use crate::experiments::Profile;
+use anyhow::{Context, Result};
 
-fn main() -> Result<()> {
-    let mut seed = 20_221_021u64;
-    let mut rows_file = None;
-    let mut render = None;
-    let mut smoke = false;
-    let mut skip = 0usize;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--seed" => {
-                seed = args
-                    .next()
-                    .context("--seed needs a value")?
-                    .parse()
-                    .context("--seed must be an integer")?
-            }
-            "--rows" => rows_file = Some(args.next().context("--rows needs a file")?),
-            "--render" => render = Some(args.next().context("--render needs a file")?),
-            "--smoke" => smoke = true,
-            "--skip" => {
-                skip = args
-                    .next()
-                    .context("--skip needs a value")?
-                    .parse()
-                    .context("--skip must be an integer")?
-            }
-            other => bail!(
-                "unknown argument '{other}' (expected --seed N, --rows FILE, --render FILE, --skip N, --smoke)"
-            ),
-        }
-    }
+pub(super) fn run(args: &[String]) -> Result<()> {
+    super::known_flags(
+        args,
+        &["--seed", "--rows", "--render", "--skip"],
+        &["--smoke"],
+    )?;
+    let seed = super::opt_num(args, "--seed", 20_221_021u64)?;
+    let rows_file = super::opt(args, "--rows");
+    let render = super::opt(args, "--render");
+    let smoke = args.iter().any(|a| a == "--smoke");
+    let skip = super::opt_num(args, "--skip", 0usize)?;
     let mut s = SweepSettings::standard(seed);
     if smoke {
         s.grids = Settings::for_profile(Profile::Smoke);
@@ -61,7 +41,7 @@ fn main() -> Result<()> {
     let all = s.candidates.clone();
     s.candidates.drain(..skip.min(s.candidates.len()));
     let result = if let Some(path) = render {
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
         let mut rows = Vec::new();
         for (i, line) in text
             .lines()
@@ -75,16 +55,15 @@ fn main() -> Result<()> {
         sweep::result_of(&all, rows)
     } else {
         let start = std::time::Instant::now();
-        let mut out = match &rows_file {
-            Some(path) => Some(
-                std::fs::OpenOptions::new()
+        let mut out = rows_file
+            .map(|path| {
+                let file = std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
-                    .open(path)
-                    .with_context(|| format!("opening {path}"))?,
-            ),
-            None => None,
-        };
+                    .open(path);
+                file.with_context(|| format!("opening {path}"))
+            })
+            .transpose()?;
         let result = sweep::run(&s, |rows| {
             if let Some(f) = out.as_mut() {
                 for r in rows {

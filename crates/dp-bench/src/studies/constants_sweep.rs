@@ -2,12 +2,10 @@
 //! coefficient explode against the non-private solution, and how many private `M_j`
 //! estimates were floored?
 //!
-//! The fits use fixed seeds so that the sweep reproduces; a seed lets anyone replay the
-//! noise, so never publish a model fitted this way (a user's fit draws from OS entropy).
-//!
 //! ```text
-//! cargo run --release -p dp-bench --example constants_sweep            # the 100-fit sweep
-//! cargo run --release -p dp-bench --example constants_sweep -- SEEDS  # SEEDS per cell
+//! cargo xtask study constants-sweep          # the sweep, 4 seeds per cell
+//! cargo xtask study constants-sweep SEEDS    # SEEDS per cell
+//! cargo xtask study constants-sweep search SIZE EPS SEEDS [LAMBDA]
 //! ```
 //!
 //! Data, scaled as a user would with declared bounds: breast_cancer (569 x 30,
@@ -25,10 +23,8 @@
 //! passes) on the same rows, and the number of floored estimates reported in the
 //! model's plan. `search SIZE EPS SEEDS [LAMBDA]` lists the breast_cancer seeds that
 //! floored an estimate or exploded (how the regression tests' seeds were found).
-//!
-//! The fits use fixed seeds so that the run repeats; they are measurements, not releases.
 
-use anyhow::Result;
+use anyhow::{bail, Context, Result};
 use dp_models::split::select;
 use dp_models::{Dataset, DenseDesign, Logistic, Loss, Squared, L2};
 use dp_optim::auto::PublicBounds;
@@ -68,7 +64,7 @@ fn scale_features(d: &Dataset<DenseDesign>, y_scale: f64) -> Result<Dataset<Dens
 }
 
 /// One fit's outcome.
-pub struct Outcome {
+struct Outcome {
     ratio: f64,
     floored: usize,
     max_private: f64,
@@ -85,11 +81,16 @@ fn fit_one<L: Loss + Clone>(
 ) -> Result<Outcome> {
     let (n, q) = (data.n_samples(), data.n_features());
     let mut bounds = PublicBounds::uniform(q, 1.0);
-    bounds.feature_bounds.as_mut().unwrap()[q - 1] = 1.0;
+    if let Some(b) = bounds.feature_bounds.as_mut() {
+        b[q - 1] = 1.0;
+    }
     let (params, _) = DpCdParams::defaults_for(loss, L2::new(lambda)?, eps, DELTA, &bounds, n, q)?;
     // A fixed seed so the sweep reproduces: it replays the noise, never publish such a fit.
     let fit = params.build()?.fit_seeded(data, seed)?;
-    let floored = match &fit.privacy().unwrap().plan {
+    let privacy = fit
+        .privacy()
+        .context("a private fit without its guarantee")?;
+    let floored = match &privacy.plan {
         SolverPlan::DpCd(p) => p.smoothness_floored.unwrap_or(0),
         _ => 0,
     };
@@ -117,24 +118,28 @@ fn optimum<L: Loss + Clone>(loss: L, data: &Dataset<DenseDesign>) -> Result<Vec<
     Ok(fit.model.coefficients)
 }
 
+/// `size` rows of `data` drawn once (seed 7), with the intercept column.
+fn subsample(data: &Dataset<DenseDesign>, size: usize) -> Result<Dataset<DenseDesign>> {
+    let mut rows: Vec<usize> = (0..data.n_samples()).collect();
+    rows.shuffle(&mut ChaCha20Rng::seed_from_u64(7));
+    rows.truncate(size.min(data.n_samples()));
+    rows.sort_unstable();
+    Ok(with_intercept_column(&select(data, &rows)?)?)
+}
+
 /// `search SIZE EPS SEEDS`: breast_cancer only, every seed whose fit floored an estimate
 /// or exploded (how the regression tests' seeds were found).
 fn search(args: &[String]) -> Result<()> {
-    let size: usize = args[1].parse()?;
-    let eps: f64 = args[2].parse()?;
-    let seeds: u64 = args[3].parse()?;
+    if args.len() < 4 || args.len() > 5 {
+        bail!("usage: constants-sweep search SIZE EPS SEEDS [LAMBDA]");
+    }
+    let size: usize = super::arg(args, 1, 0)?;
+    let eps: f64 = super::arg(args, 2, 0.0)?;
+    let seeds: u64 = super::arg(args, 3, 0)?;
     // The private fits' penalty (the optimum keeps LAMBDA): 0 is the CLI's default.
-    let lambda: f64 = args
-        .get(4)
-        .map(|s| s.parse())
-        .transpose()?
-        .unwrap_or(LAMBDA);
-    let bc = scale_features(&dp_bench::data::breast_cancer()?.dataset, 1.0)?;
-    let mut rows: Vec<usize> = (0..bc.n_samples()).collect();
-    rows.shuffle(&mut ChaCha20Rng::seed_from_u64(7));
-    rows.truncate(size.min(bc.n_samples()));
-    rows.sort_unstable();
-    let sub = with_intercept_column(&select(&bc, &rows)?)?;
+    let lambda: f64 = super::arg(args, 4, LAMBDA)?;
+    let bc = scale_features(&crate::data::breast_cancer()?.dataset, 1.0)?;
+    let sub = subsample(&bc, size)?;
     let star = optimum(Logistic, &sub)?;
     for seed in 0..seeds {
         let o = fit_one(Logistic, &sub, eps, seed, &star, lambda)?;
@@ -148,18 +153,17 @@ fn search(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+pub(super) fn run(args: &[String]) -> Result<()> {
     if args.first().map(String::as_str) == Some("search") {
-        return search(&args);
+        return search(args);
     }
-    let seeds: u64 = std::env::args()
-        .nth(1)
-        .map(|s| s.parse())
-        .transpose()?
-        .unwrap_or(4);
-    let bc = scale_features(&dp_bench::data::breast_cancer()?.dataset, 1.0)?;
-    let diab = scale_features(&dp_bench::data::diabetes()?.dataset, 350.0)?;
+    let seeds: u64 = super::arg(args, 0, 4)?;
+    super::no_more(
+        &args[args.len().min(1)..],
+        "[SEEDS] | search SIZE EPS SEEDS [LAMBDA]",
+    )?;
+    let bc = scale_features(&crate::data::breast_cancer()?.dataset, 1.0)?;
+    let diab = scale_features(&crate::data::diabetes()?.dataset, 350.0)?;
     println!(
         "| data | n | eps | fits | max ratio max|w| / max|w*| | floored estimates (fits with any) |"
     );
@@ -167,12 +171,7 @@ fn main() -> Result<()> {
     let (mut total, mut worst, mut floored_fits, mut exploded) = (0, 0.0f64, 0, 0);
     for (name, data) in [("breast_cancer", &bc), ("diabetes", &diab)] {
         for &size in &SIZES {
-            // The subsample: `size` rows drawn once (seed 7), with the intercept column.
-            let mut rows: Vec<usize> = (0..data.n_samples()).collect();
-            rows.shuffle(&mut ChaCha20Rng::seed_from_u64(7));
-            rows.truncate(size.min(data.n_samples()));
-            rows.sort_unstable();
-            let sub = with_intercept_column(&select(data, &rows)?)?;
+            let sub = subsample(data, size)?;
             let star = if name == "diabetes" {
                 optimum(Squared::half(), &sub)?
             } else {

@@ -2,19 +2,20 @@
 //! (the DP-SCD experiment's preprocessing, quick profile), prints the test accuracy of
 //! DP-SCD under each noise placement, with the noise std the plan puts on `w` per
 //! coordinate (`noise_std * sqrt(T) / (lambda n)`) beside `||w_sdca||_inf`.
-//! `cargo run --release -p dp-bench --example scd_noise` (grids: `SCD_EPS=1,10`,
-//! `SCD_CLIPS=0.01,0.1`, comma-separated).
-//!
-//! The fits use fixed seeds so that runs compare; a seed lets anyone replay the noise, so
-//! these fits are measurements, never releases. A model meant for publication is fitted
-//! with `fit` (noise from the operating system), which leaves no seed behind.
+//! `cargo xtask study scd-noise [EPS,..] [CLIPS,..]` (default grids: epsilon
+//! `1,10,1000,1000000`, clip `0.1,0.5`).
 
-use dp_bench::experiments::dp_scd::{load_problem, metric, App, Data, Settings, DELTA, LAMBDA};
-use dp_bench::experiments::Profile;
+use crate::experiments::dp_scd::{load_problem, metric, App, Data, Settings, DELTA, LAMBDA};
+use crate::experiments::Profile;
 use dp_models::{DualLoss, Hinge, Logistic, Loss, L2};
 use dp_optim::{DpScdParams, DualNoise, SdcaParams, Solver, SolverPlan};
 
-fn run<L: DualLoss + Loss + Clone>(loss: L, app: App) -> anyhow::Result<()> {
+fn measure<L: DualLoss + Loss + Clone>(
+    loss: L,
+    app: App,
+    eps_grid: &[f64],
+    clip_grid: &[f64],
+) -> anyhow::Result<()> {
     let s = Settings::for_profile(Profile::Quick);
     let p = load_problem(Data::Adult, app, &s, 20221021)?;
     let n = p.fit.n_samples();
@@ -25,20 +26,16 @@ fn run<L: DualLoss + Loss + Clone>(loss: L, app: App) -> anyhow::Result<()> {
     let w = &sdca.model.coefficients;
     let winf = w.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let wnorm = w.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let majority = {
-        let pos =
-            p.test.y().iter().filter(|&&v| v > 0.0).count() as f64 / p.test.n_samples() as f64;
-        pos.max(1.0 - pos)
-    };
+    let majority = super::majority(&p.test);
     println!(
         "{} n = {n} p = {} sdca acc {:.4} ||w||_inf {winf:.3} ||w||_2 {wnorm:.3} majority {majority:.4}",
         p.name(), p.fit.n_features(), metric(app, &p.test, w)
     );
     println!("eps | E | L | C | noise | w-noise std/coord | acc (3 seeds) | ||w||_2");
-    for &eps in &eps_grid() {
+    for &eps in eps_grid {
         for &epochs in &[1u64, 5, 20] {
             for &batch in &[100u64, 1000] {
-                for &clip in &clip_grid() {
+                for &clip in clip_grid {
                     for dn in [DualNoise::EveryRecord, DualNoise::SampledRecords] {
                         let solver = DpScdParams::new(loss.clone(), L2::new(LAMBDA)?)
                             .epsilon(eps)
@@ -82,21 +79,10 @@ fn run<L: DualLoss + Loss + Clone>(loss: L, app: App) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn env_grid(name: &str, default: &[f64]) -> Vec<f64> {
-    std::env::var(name)
-        .ok()
-        .map(|v| v.split(',').filter_map(|t| t.parse().ok()).collect())
-        .unwrap_or_else(|| default.to_vec())
-}
-fn eps_grid() -> Vec<f64> {
-    env_grid("SCD_EPS", &[1.0, 10.0, 1e3, 1e6])
-}
-fn clip_grid() -> Vec<f64> {
-    env_grid("SCD_CLIPS", &[0.1, 0.5])
-}
-
-fn main() -> anyhow::Result<()> {
-    run(Logistic, App::Logistic)?;
-    run(Hinge, App::Svm)?;
-    Ok(())
+pub(super) fn run(args: &[String]) -> anyhow::Result<()> {
+    let eps = super::list(args, 0, &[1.0, 10.0, 1e3, 1e6])?;
+    let clips = super::list(args, 1, &[0.1, 0.5])?;
+    super::no_more(&args[args.len().min(2)..], "[EPS,..] [CLIPS,..]")?;
+    measure(Logistic, App::Logistic, &eps, &clips)?;
+    measure(Hinge, App::Svm, &eps, &clips)
 }

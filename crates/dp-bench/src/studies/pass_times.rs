@@ -4,11 +4,11 @@
 //! fixed costs (validation, calibration, objective) cancelling.
 //!
 //! ```sh
-//! cargo build --release -p dp-bench --example pass_times
+//! cargo build --release -p xtask
 //! # write the dense LASSO and the sparse dorothea-like problems (raw little-endian files)
-//! target/release/examples/pass_times write DIR [--dense-n N]
+//! target/release/xtask study pass-times write DIR [--dense-n N]
 //! # time our solvers on one problem; prints one JSON object
-//! target/release/examples/pass_times time DIR dense|sparse|electricity [--hi 11] [--batch-size 64] [--inner 3]
+//! target/release/xtask study pass-times time DIR dense|sparse|electricity [--hi 11] [--batch-size 64] [--inner 3]
 //! ```
 //!
 //! Files in `DIR` (all little-endian, read by numpy with `fromfile`):
@@ -20,12 +20,9 @@
 //! Electricity is read from `crates/dp-bench/data/electricity.csv` by both sides (label
 //! column `class`, `UP` = +1, `DOWN` = -1, every other column a feature, values clipped
 //! to the public bound `|x| <= 1` as in the `csv_logistic_*` examples).
-//!
-//! Timing only: the seeds are fixed, and a seed lets anyone replay the noise, so these
-//! fits are not meant for release (a published model is fitted with `fit`, from OS entropy).
 
+use crate::synthetic::{self, Coefficients, LinearParams, Response, Support};
 use anyhow::{bail, Context, Result};
-use dp_bench::synthetic::{self, Coefficients, LinearParams, Response, Support};
 use dp_models::constants::{Provenance, Tagged};
 use dp_models::io::{load_csv, CsvOptions, Target};
 use dp_models::preprocess::clip_to_bound;
@@ -38,6 +35,8 @@ use dp_optim::{
     Adjacency, CdParams, CoordinateOrder, DpCd, DpCdParams, DpSgd, DpSgdParams, Smoothness, Solver,
 };
 use serde_json::{json, Value};
+
+use super::opt_num;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -60,20 +59,21 @@ type Timing = (u64, usize);
 /// Seed of the timed fits (timing only).
 const FIT_SEED: u64 = 1;
 
-fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+pub(super) fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("write") => {
             let dir = PathBuf::from(args.get(1).context("write DIR")?);
-            let n = flag(&args, "--dense-n")?.unwrap_or(DENSE_N);
+            super::known_flags(&args[2..], &["--dense-n"], &[])?;
+            let n = opt_num(args, "--dense-n", DENSE_N)?;
             write(&dir, n)
         }
         Some("time") => {
             let dir = PathBuf::from(args.get(1).context("time DIR PROBLEM")?);
             let problem = args.get(2).context("time DIR PROBLEM")?.clone();
-            let hi = flag(&args, "--hi")?.unwrap_or(11) as u64;
-            let b = flag(&args, "--batch-size")?.unwrap_or(64) as u64;
-            let inner = flag(&args, "--inner")?.unwrap_or(3).max(1);
+            super::known_flags(&args[3..], &["--hi", "--batch-size", "--inner"], &[])?;
+            let hi: u64 = opt_num(args, "--hi", 11)?;
+            let b: u64 = opt_num(args, "--batch-size", 64)?;
+            let inner = opt_num(args, "--inner", 3usize)?.max(1);
             if hi < 2 {
                 bail!("--hi must be at least 2");
             }
@@ -86,19 +86,7 @@ fn main() -> Result<()> {
             println!("{out}");
             Ok(())
         }
-        _ => bail!("usage: pass_times write DIR [--dense-n N] | pass_times time DIR dense|sparse|electricity [--hi H] [--batch-size B] [--inner K]"),
-    }
-}
-
-fn flag(args: &[String], name: &str) -> Result<Option<usize>> {
-    match args.iter().position(|a| a == name) {
-        None => Ok(None),
-        Some(k) => {
-            let v = args
-                .get(k + 1)
-                .with_context(|| format!("{name} needs a value"))?;
-            Ok(Some(v.parse().with_context(|| format!("{name} {v:?}"))?))
-        }
+        _ => bail!("usage: pass-times write DIR [--dense-n N] | pass-times time DIR dense|sparse|electricity [--hi H] [--batch-size B] [--inner K]"),
     }
 }
 
