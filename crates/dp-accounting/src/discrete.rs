@@ -89,24 +89,9 @@ fn bernoulli_exp_neg_le1<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128)
     k % 2 == 1
 }
 
-/// Exact Bernoulli(`exp(-num/den)`) for any rational `num/den >= 0` (CKS 2020, Algorithm 1):
-/// `floor(gamma)` independent Bernoulli(`exp(-1)`) trials (stopping at the first failure),
-/// then one Bernoulli(`exp(-(gamma - floor(gamma)))`).
-///
-/// # Errors
-/// `den == 0`.
-pub fn bernoulli_exp_neg<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128) -> Result<bool> {
-    if den == 0 {
-        return Err(AccountingError::InvalidCount {
-            name: "denominator",
-            value: 0,
-            expected: "must be >= 1",
-        });
-    }
-    Ok(bernoulli_exp_neg_split(rng, num / den, num % den, den))
-}
-
-/// Bernoulli(exp(-(int_part + frac_num/den))) with `frac_num < den`.
+/// Exact Bernoulli(`exp(-gamma)`), `gamma = int_part + frac_num/den` with `frac_num < den`
+/// (CKS 2020, Algorithm 1): `int_part` independent Bernoulli(`exp(-1)`) trials (stopping
+/// at the first failure), then one Bernoulli(`exp(-frac_num/den)`).
 fn bernoulli_exp_neg_split<R: RngCore + ?Sized>(
     rng: &mut R,
     int_part: u128,
@@ -331,7 +316,33 @@ mod tests {
         assert!(DiscreteGaussian::new(1, 0).is_err());
         let err = DiscreteGaussian::new(u64::MAX, 3).unwrap_err();
         assert!(err.to_string().contains("2^64"), "{err}");
-        assert!(bernoulli_exp_neg(&mut ChaCha20Rng::seed_from_u64(1), 1, 0).is_err());
+    }
+
+    /// Bernoulli(exp(-gamma)) matches its probability: Pearson chi-square at a false-alarm
+    /// rate of 1e-6 through the public tester, as the samplers of `tests/samplers.rs`
+    /// (which cannot reach this internal step); `DP_SLOW_TESTS=1` runs 1e6 draws per case.
+    #[cfg(feature = "testing")]
+    #[test]
+    fn bernoulli_exp_matches_probability() {
+        let n: u64 = if std::env::var("DP_SLOW_TESTS").is_ok_and(|v| v == "1") {
+            1_000_000
+        } else {
+            40_000
+        };
+        let mut rng = ChaCha20Rng::seed_from_u64(15);
+        for (num, den) in [(1u128, 3u128), (5, 2), (7, 7), (1, 1000), (13, 4)] {
+            let p = (-(num as f64) / den as f64).exp();
+            let ones: u64 = (0..n)
+                .map(|_| u64::from(bernoulli_exp_neg_split(&mut rng, num / den, num % den, den)))
+                .sum();
+            let t =
+                crate::testing::samplers::chi_square_test(&[ones, n - ones], &[p, 1.0 - p], 1e-6)
+                    .unwrap();
+            assert_eq!(t.draws, n);
+            assert!(t.passed, "Bernoulli(exp(-{num}/{den})): {t:?}");
+        }
+        // gamma = 0 is certain.
+        assert!((0..100).all(|_| bernoulli_exp_neg_split(&mut rng, 0, 0, 5)));
     }
 
     #[test]

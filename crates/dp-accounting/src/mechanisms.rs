@@ -67,26 +67,6 @@ impl Gaussian {
         finite_positive("Gaussian standard deviation", std_dev).map(|std_dev| Gaussian { std_dev })
     }
 
-    /// The Gaussian mechanism for a query of the given sensitivity at noise multiplier
-    /// `z`: standard deviation `z * sensitivity`.
-    ///
-    /// The sensitivity must bound the L2 norm of the change: `Norm::L2`, or `Norm::L1`
-    /// (which bounds L2). An L-infinity sensitivity is refused because it does not bound
-    /// the L2 change of a vector query.
-    pub fn from_multiplier(
-        multiplier: NoiseMultiplier,
-        sensitivity: Sensitivity,
-    ) -> Result<Gaussian> {
-        if sensitivity.norm() == Norm::LInf {
-            return Err(AccountingError::InvalidParameter {
-                name: "sensitivity",
-                value: sensitivity.get(),
-                expected: "the Gaussian mechanism needs an L2 (or L1) sensitivity; an L-infinity bound does not bound the L2 change",
-            });
-        }
-        Gaussian::new(multiplier.get() * sensitivity.get())
-    }
-
     /// The same mechanism for the query multiplied by a public `factor > 0`: its
     /// sensitivity, and so the standard deviation at the same noise multiplier, scale by
     /// `factor` (the privacy claim is unchanged).
@@ -520,10 +500,7 @@ mod tests {
                 "{e}"
             );
         }
-        let linf = Sensitivity::new(1.0, Norm::LInf).unwrap();
-        assert!(Gaussian::from_multiplier(z, linf).is_err());
         let l2 = Sensitivity::new(2.0, Norm::L2).unwrap();
-        assert_eq!(Gaussian::from_multiplier(z, l2).unwrap().std_dev(), 2.0);
         assert!(laplace_epsilon(l2, 1.0).is_err());
     }
 

@@ -194,11 +194,6 @@ impl OrderGrid {
     pub fn refines(&self) -> bool {
         self.refine
     }
-
-    /// True when every order is an integer.
-    pub fn integer_only(&self) -> bool {
-        self.orders.iter().all(|a| a.fract() == 0.0)
-    }
 }
 
 /// An epsilon obtained from an RDP curve, with the order that attains it.
@@ -412,7 +407,7 @@ mod tests {
         }
         let m = OrderGrid::moments_accountant();
         assert_eq!(m.orders().len(), 128);
-        assert!(m.integer_only());
+        assert!(m.orders().iter().all(|a| a.fract() == 0.0) && !m.refines());
         assert!(OrderGrid::custom(vec![], true).is_err());
         assert!(OrderGrid::custom(vec![2.0, 0.9], true).is_err());
     }

@@ -5,8 +5,9 @@
 //!   the statrs CDF. Critical value from the Dvoretzky-Kiefer-Wolfowitz inequality with
 //!   Massart's constant, `P(sup |F_n - F| > c) <= 2 exp(-2 n c^2)`, which holds for every `n`
 //!   (no asymptotics): `c = sqrt(ln(2 / alpha) / (2 n))`.
-//! * Discrete samplers (discrete Laplace, discrete Gaussian, Bernoulli(exp(-gamma)),
-//!   report-noisy-max with Gumbel and with Laplace noise): Pearson chi-square against the
+//! * Discrete samplers (discrete Laplace, discrete Gaussian, report-noisy-max with Gumbel
+//!   and with Laplace noise; their internal Bernoulli(exp(-gamma)) step is tested the same
+//!   way in `src/discrete.rs`): Pearson chi-square against the
 //!   exact probabilities, cells merged so every expected count is at least 20, critical
 //!   value the `1 - alpha` quantile of the chi-square distribution (statrs CDF, inverted by
 //!   bisection).
@@ -14,7 +15,7 @@
 //! Each test also checks *power*: the same statistic rejects a slightly wrong reference, so
 //! the test can fail. Default sizes are fast; `DP_SLOW_TESTS=1` runs 1e6 draws per case.
 
-use dp_accounting::discrete::{bernoulli_exp_neg, DiscreteGaussian, DiscreteLaplace};
+use dp_accounting::discrete::{DiscreteGaussian, DiscreteLaplace};
 use dp_accounting::mechanisms::{Gaussian, Laplace, ReportNoisyMax, RnmNoise};
 use dp_accounting::testing::samplers;
 use rand::SeedableRng;
@@ -181,28 +182,6 @@ fn discrete_gaussian_matches_pmf() {
             &format!("discrete Gaussian {num}/{den}"),
         );
     }
-}
-
-#[test]
-fn bernoulli_exp_matches_probability() {
-    let n = size(40_000);
-    let mut rng = ChaCha20Rng::seed_from_u64(15);
-    for (num, den) in [(1u128, 3u128), (5, 2), (7, 7), (1, 1000), (13, 4)] {
-        let p = (-(num as f64) / den as f64).exp();
-        let mut ones = 0u64;
-        for _ in 0..n {
-            ones += u64::from(bernoulli_exp_neg(&mut rng, num, den).unwrap());
-        }
-        let counts = [ones, n as u64 - ones];
-        assert_chi2(
-            &counts,
-            &[p, 1.0 - p],
-            n,
-            &format!("Bernoulli(exp(-{num}/{den}))"),
-        );
-    }
-    // gamma = 0 is certain.
-    assert!((0..100).all(|_| bernoulli_exp_neg(&mut rng, 0, 5).unwrap()));
 }
 
 #[test]

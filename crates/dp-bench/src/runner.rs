@@ -91,6 +91,36 @@ pub fn logspace(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     }
 }
 
+/// Statistics of runs of which some may not have produced a value (`None`: the fit failed
+/// or diverged).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunStats {
+    /// Mean; `None` unless every run has a value and the mean is finite.
+    pub mean: Option<f64>,
+    /// Minimum over the runs with a value (`None` if not finite).
+    pub min: Option<f64>,
+    /// Maximum over the runs with a value (`None` if not finite).
+    pub max: Option<f64>,
+}
+
+impl RunStats {
+    /// [`Stats`] of the runs with a value, the mean only when no run is missing.
+    pub fn of(runs: &[Option<f64>]) -> Self {
+        let ok: Vec<f64> = runs.iter().flatten().copied().collect();
+        let st = Stats::of(&ok);
+        let finite = |x: f64| x.is_finite().then_some(x);
+        Self {
+            mean: if ok.len() == runs.len() {
+                finite(st.mean)
+            } else {
+                None
+            },
+            min: finite(st.min),
+            max: finite(st.max),
+        }
+    }
+}
+
 /// How many runs the protocol makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Protocol {
@@ -254,8 +284,8 @@ pub struct BlockResult {
     pub final_rel_errors: Vec<f64>,
     /// Coefficients of each fresh run.
     pub final_coefficients: Vec<Vec<f64>>,
-    /// Mean solver seconds per fresh run.
-    pub seconds_per_run: f64,
+    /// Mean solver seconds per fresh run (`None` when every fresh run failed).
+    pub seconds_per_run: Option<f64>,
     /// Sample standard deviation of the solver seconds.
     pub seconds_std: f64,
     /// `F*`.
@@ -366,7 +396,8 @@ pub fn relative_error(f: f64, f_star: f64) -> f64 {
 
 struct Outcome {
     rel_error: f64,
-    seconds: f64,
+    /// Solver seconds; `None` for a failed run.
+    seconds: Option<f64>,
     coefficients: Vec<f64>,
     error: Option<String>,
 }
@@ -377,14 +408,14 @@ fn one_run(task: &Task<'_>, h: &Hyper, seed: u64, keep: bool) -> Outcome {
             let f = (task.objective)(&out.coefficients);
             Outcome {
                 rel_error: relative_error(f, task.objective_star),
-                seconds: out.fit_seconds,
+                seconds: Some(out.fit_seconds),
                 coefficients: if keep { out.coefficients } else { Vec::new() },
                 error: None,
             }
         }
         Err(e) => Outcome {
             rel_error: f64::INFINITY,
-            seconds: f64::NAN,
+            seconds: None,
             coefficients: Vec::new(),
             error: Some(format!("{e:#}")),
         },
@@ -447,7 +478,7 @@ pub fn run_tasks(
         for b in blocks {
             if mode != ProgressMode::Silent {
                 let line = format!(
-                    "done {} budget={}: rel_error mean {:.4e} [min {:.4e}, max {:.4e}] at step {:.3e}, clip {:.3e}; {:.3e} s/run{}",
+                    "done {} budget={}: rel_error mean {:.4e} [min {:.4e}, max {:.4e}] at step {:.3e}, clip {:.3e}; {} s/run{}",
                     b.id.display(),
                     b.budget,
                     b.final_stats.mean,
@@ -455,7 +486,7 @@ pub fn run_tasks(
                     b.final_stats.max,
                     b.tuned.step,
                     b.tuned.clip,
-                    b.seconds_per_run,
+                    b.seconds_per_run.map_or("-".into(), |s| format!("{s:.3e}")),
                     match &b.failures {
                         (0, _) => String::new(),
                         (k, msg) => format!("; {k} failed runs (first: {})", msg.as_deref().unwrap_or("?")),
@@ -560,7 +591,7 @@ fn run_task(task: &Task<'_>, protocol: &Protocol, bar: &ProgressBar) -> Result<V
         let errs: Vec<f64> = outs.iter().map(|o| o.rel_error).collect();
         let secs: Vec<f64> = outs
             .iter()
-            .map(|o| o.seconds)
+            .filter_map(|o| o.seconds)
             .filter(|s| s.is_finite())
             .collect();
         let sec_stats = Stats::of(&secs);
@@ -583,11 +614,7 @@ fn run_task(task: &Task<'_>, protocol: &Protocol, bar: &ProgressBar) -> Result<V
             final_stats: Stats::of(&errs),
             final_rel_errors: errs,
             final_coefficients: outs.iter().map(|o| o.coefficients.clone()).collect(),
-            seconds_per_run: if secs.is_empty() {
-                f64::NAN
-            } else {
-                sec_stats.mean
-            },
+            seconds_per_run: (!secs.is_empty()).then_some(sec_stats.mean),
             seconds_std: sec_stats.std,
             objective_star: task.objective_star,
             failures,
@@ -599,6 +626,27 @@ fn run_task(task: &Task<'_>, protocol: &Protocol, bar: &ProgressBar) -> Result<V
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn run_stats_leave_out_missing_runs_but_not_from_the_mean() {
+        let all = RunStats::of(&[Some(1.0), Some(3.0)]);
+        assert_eq!(
+            (all.mean, all.min, all.max),
+            (Some(2.0), Some(1.0), Some(3.0))
+        );
+        let one_missing = RunStats::of(&[Some(1.0), None, Some(3.0)]);
+        assert_eq!(
+            (one_missing.mean, one_missing.min, one_missing.max),
+            (None, Some(1.0), Some(3.0))
+        );
+        let none = RunStats::of(&[None, None]);
+        assert_eq!((none.mean, none.min, none.max), (None, None, None));
+        let diverged = RunStats::of(&[Some(1.0), Some(f64::INFINITY)]);
+        assert_eq!(
+            (diverged.mean, diverged.min, diverged.max),
+            (None, Some(1.0), None)
+        );
+    }
 
     #[test]
     fn logspace_matches_numpy() {

@@ -5,7 +5,7 @@ use crate::coordinator;
 use crate::grpc::{serve_party, CoordinatorTls, ExitMode, Grpc, PartyTls, Served};
 use crate::party::{InjectedFault, PartyData, PartyHost, PartySecrets};
 use crate::tls::read_pem;
-use crate::{wire, FedError};
+use crate::{wire, ConfigError, DataError, FedError};
 use dp_optim::dist_fw::RadiusMode;
 use dp_optim::{DistDpFw, DistDpFwParams};
 use std::io::Write;
@@ -61,8 +61,9 @@ pub fn run_party(args: PartyArgs) -> Result<Served, FedError> {
         Some(path) => {
             let seed_text = std::fs::read_to_string(path)
                 .map_err(|e| FedError::io(format!("reading {}", path.display()), e))?;
-            let seed: u64 = seed_text.trim().parse().map_err(|_| {
-                FedError::Data(format!("{}: not a decimal u64 seed", path.display()))
+            let seed: u64 = seed_text.trim().parse().map_err(|e| DataError::Seed {
+                file: path.clone(),
+                source: e,
             })?;
             PartySecrets::from_u64(seed)
         }
@@ -251,7 +252,7 @@ pub fn run_server(args: ServerArgs) -> Result<String, FedError> {
         "fit": fit,
         "seconds": seconds,
     });
-    serde_json::to_string(&out).map_err(|e| FedError::Config(e.to_string()))
+    serde_json::to_string(&out).map_err(|e| ConfigError::EncodeOutput(e).into())
 }
 
 #[cfg(test)]

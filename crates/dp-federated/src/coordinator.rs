@@ -1,6 +1,6 @@
 //! The server role (the coordinator) and the [`Transport`] trait it talks through.
 
-use crate::error::{Fault, FedError, Phase, Result};
+use crate::error::{ConfigError, Fault, FedError, Phase, Result};
 use crate::pb;
 use crate::wire;
 use dp_optim::dist_fw::{Server, UplinkFault};
@@ -148,10 +148,11 @@ fn run_inner(
     let mut traffic = Traffic::new(k);
     let shapes = transport.describe()?;
     if shapes.len() != k {
-        return Err(FedError::Config(format!(
-            "the transport returned {} shapes for {k} parties",
-            shapes.len()
-        )));
+        return Err(ConfigError::ShapeCount {
+            shapes: shapes.len(),
+            parties: k,
+        }
+        .into());
     }
     count_broadcast(&mut traffic.setup_down, &pb::Describe {});
     count(&mut traffic.setup_up, &shapes);
@@ -169,10 +170,12 @@ fn run_inner(
         // Contiguous blocks in party order: the partition DistDpFw uses.
         for &j in &s.features {
             if j != next {
-                return Err(FedError::Config(format!(
-                    "party {i} holds feature {j} where feature {next} was expected: the \
-                     parties must hold contiguous blocks 0.., in party order"
-                )));
+                return Err(ConfigError::NonContiguousFeatures {
+                    party: i,
+                    found: j,
+                    expected: next,
+                }
+                .into());
             }
             next += 1;
         }
@@ -183,11 +186,14 @@ fn run_inner(
     let layout = job.layout(n, p)?;
     for (i, (s, b)) in shapes.iter().zip(&layout.blocks).enumerate() {
         if s.features.len() != b.len() {
-            return Err(FedError::Config(format!(
-                "party {i} holds {} features, the plan for p = {p}, K = {k} gives it {}",
-                s.features.len(),
-                b.len()
-            )));
+            return Err(ConfigError::BlockSize {
+                party: i,
+                held: s.features.len(),
+                planned: b.len(),
+                p,
+                parties: k,
+            }
+            .into());
         }
     }
     let setups = (0..k)

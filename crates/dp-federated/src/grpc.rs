@@ -5,7 +5,7 @@
 //! comes and goes (the same parties can serve later fits).
 
 use crate::coordinator::Transport;
-use crate::error::{Fault, FedError, Phase, Result};
+use crate::error::{Fault, FedError, Phase, Result, TlsError};
 use crate::party::{PartyHost, RoundReply};
 use crate::pb;
 use crate::pb::party_client::PartyClient;
@@ -186,14 +186,14 @@ pub async fn serve_party(
     };
     tonic::transport::Server::builder()
         .tls_config(tls_config)
-        .map_err(|e| FedError::Tls(e.to_string()))?
+        .map_err(TlsError::ServerConfig)?
         .add_service(PartyServer::new(svc))
         .serve_with_incoming_shutdown(
             TcpIncoming::from(listener).with_nodelay(Some(true)),
             shutdown,
         )
         .await
-        .map_err(|e| FedError::Tls(format!("party service: {e}")))?;
+        .map_err(TlsError::Serve)?;
     Ok(if exited.load(std::sync::atomic::Ordering::SeqCst) {
         Served::ExitInjected
     } else {

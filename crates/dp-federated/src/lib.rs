@@ -89,7 +89,7 @@ pub mod pb {
     tonic::include_proto!("dpfederated");
 }
 
-pub use error::{Fault, FedError, Phase, Result};
+pub use error::{ConfigError, DataError, Fault, FedError, Phase, Result, TlsError};
 
 /// Splits whole columns into the `K` contiguous blocks `DistDpFw` assigns (the first
 /// `p mod K` parties hold one column more), each with a copy of the labels.

@@ -3,7 +3,7 @@
 //! party and direction, wall time.
 
 use crate::coordinator::{self, FitOutcome};
-use crate::error::{FedError, Result};
+use crate::error::{ConfigError, FedError, Result};
 use crate::grpc::{serve_party, CoordinatorTls, ExitMode, Grpc, PartyTls};
 use crate::inproc::InProcess;
 use crate::party::{PartyData, PartyHost, PartySecrets};
@@ -33,10 +33,11 @@ pub fn run(
 ) -> Result<LoopbackRun> {
     let k = data.len();
     if secrets.len() != k {
-        return Err(FedError::Config(format!(
-            "{k} parties, {} secrets",
-            secrets.len()
-        )));
+        return Err(ConfigError::SecretCount {
+            parties: k,
+            secrets: secrets.len(),
+        }
+        .into());
     }
     let pki = TestPki::generate(k)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -100,10 +101,11 @@ pub fn run_in_process(
 ) -> Result<LoopbackRun> {
     let k = data.len();
     if secrets.len() != k {
-        return Err(FedError::Config(format!(
-            "{k} parties, {} secrets",
-            secrets.len()
-        )));
+        return Err(ConfigError::SecretCount {
+            parties: k,
+            secrets: secrets.len(),
+        }
+        .into());
     }
     let hosts = data
         .into_iter()

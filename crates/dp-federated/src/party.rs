@@ -3,7 +3,7 @@
 //! `dp_optim`'s [`DistDpFwParams`](dp_optim::DistDpFwParams), read from the setup
 //! message by [`crate::wire`].
 
-use crate::error::{FedError, Result};
+use crate::error::{ConfigError, DataError, FedError, Result};
 use crate::pb;
 use crate::wire;
 use dp_accounting::calibrate::Accountant;
@@ -30,34 +30,37 @@ impl PartyData {
     /// strictly increasing feature indices, finite values.
     pub fn new(features: Vec<usize>, columns: Vec<Vec<f64>>, labels: Vec<f64>) -> Result<Self> {
         if labels.is_empty() {
-            return Err(FedError::Data("the party has no rows".into()));
+            return Err(DataError::NoRows.into());
         }
         if features.is_empty() || features.len() != columns.len() {
-            return Err(FedError::Data(format!(
-                "{} feature indices for {} columns (need at least one)",
-                features.len(),
-                columns.len()
-            )));
+            return Err(DataError::FeatureCount {
+                features: features.len(),
+                columns: columns.len(),
+            }
+            .into());
         }
         if features.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(FedError::Data(
-                "feature indices must be strictly increasing".into(),
-            ));
+            return Err(DataError::FeatureOrder.into());
         }
         for (j, c) in features.iter().zip(&columns) {
             if c.len() != labels.len() {
-                return Err(FedError::Data(format!(
-                    "column {j} has {} rows, the labels {}",
-                    c.len(),
-                    labels.len()
-                )));
+                return Err(DataError::ColumnLength {
+                    feature: *j,
+                    rows: c.len(),
+                    labels: labels.len(),
+                }
+                .into());
             }
             if let Some(r) = c.iter().position(|v| !v.is_finite()) {
-                return Err(FedError::Data(format!("column {j}, row {r} is not finite")));
+                return Err(DataError::NonFinite {
+                    feature: *j,
+                    row: r,
+                }
+                .into());
             }
         }
         if let Some(r) = labels.iter().position(|v| !v.is_finite()) {
-            return Err(FedError::Data(format!("label of row {r} is not finite")));
+            return Err(DataError::NonFiniteLabel { row: r }.into());
         }
         Ok(Self {
             features,
@@ -70,53 +73,59 @@ impl PartyData {
     /// indices of the party's features (e.g. `y,4,5,6`), then one row per individual:
     /// the label, then the party's values.
     pub fn read_csv(path: &Path) -> Result<Self> {
-        let name = path.display().to_string();
+        let file = || path.to_path_buf();
+        let csv_err = |source| DataError::Csv {
+            file: file(),
+            source,
+        };
         let mut rdr = csv::ReaderBuilder::new()
             .has_headers(true)
             .from_path(path)
-            .map_err(|e| FedError::Data(format!("{name}: {e}")))?;
-        let header = rdr
-            .headers()
-            .map_err(|e| FedError::Data(format!("{name}: {e}")))?
-            .clone();
+            .map_err(csv_err)?;
+        let header = rdr.headers().map_err(csv_err)?.clone();
         if header.get(0).map(str::trim) != Some("y") {
-            return Err(FedError::Data(format!(
-                "{name}: the header must start with `y`, then the global feature indices"
-            )));
+            return Err(DataError::Header { file: file() }.into());
         }
         let features = header
             .iter()
             .skip(1)
             .map(|h| {
                 h.trim().parse::<usize>().map_err(|_| {
-                    FedError::Data(format!("{name}: header cell {h:?} is not a feature index"))
+                    DataError::HeaderCell {
+                        file: file(),
+                        cell: h.to_string(),
+                    }
+                    .into()
                 })
             })
             .collect::<Result<Vec<_>>>()?;
         let mut columns = vec![Vec::new(); features.len()];
         let mut labels = Vec::new();
         for (r, rec) in rdr.records().enumerate() {
-            let rec = rec.map_err(|e| FedError::Data(format!("{name}: {e}")))?;
+            let rec = rec.map_err(csv_err)?;
             if rec.len() != features.len() + 1 {
-                return Err(FedError::Data(format!(
-                    "{name}: row {} has {} cells, expected {}",
-                    r + 1,
-                    rec.len(),
-                    features.len() + 1
-                )));
+                return Err(DataError::RowLength {
+                    file: file(),
+                    row: r + 1,
+                    cells: rec.len(),
+                    expected: features.len() + 1,
+                }
+                .into());
             }
             let mut cells = rec.iter().map(|c| c.trim().parse::<f64>());
-            let y = cells.next().and_then(|c| c.ok()).ok_or_else(|| {
-                FedError::Data(format!("{name}: row {}: the label is not a number", r + 1))
-            })?;
+            let y = cells
+                .next()
+                .and_then(|c| c.ok())
+                .ok_or_else(|| DataError::Label {
+                    file: file(),
+                    row: r + 1,
+                })?;
             labels.push(y);
             for (j, c) in cells.enumerate() {
-                columns[j].push(c.map_err(|_| {
-                    FedError::Data(format!(
-                        "{name}: row {}, column {}: not a number",
-                        r + 1,
-                        j + 1
-                    ))
+                columns[j].push(c.map_err(|_| DataError::Value {
+                    file: file(),
+                    row: r + 1,
+                    column: j + 1,
                 })?);
             }
         }
@@ -170,8 +179,8 @@ impl PartySecrets {
     /// the default of a party process, which leaves no seed that could replay its noise.
     pub fn from_os_entropy() -> Result<Self> {
         let mut seed = [0u8; 32];
-        ChaCha20Rng::try_from_os_rng()
-            .map_err(|e| FedError::Config(format!("no operating-system entropy: {e}")))?
+        ChaCha20Rng::try_from_rng(&mut rand::rngs::OsRng)
+            .map_err(ConfigError::Entropy)?
             .fill_bytes(&mut seed);
         Ok(Self::from_seed(seed))
     }

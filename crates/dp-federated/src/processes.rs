@@ -5,7 +5,7 @@
 
 use crate::cli::JobArgs;
 use crate::coordinator::FitOutcome;
-use crate::error::{FedError, Result};
+use crate::error::{ConfigError, FedError, Result};
 use crate::party::{InjectedFault, PartyData};
 use crate::tls::TestPki;
 use dp_optim::DistDpFw;
@@ -109,8 +109,9 @@ impl Processes {
             let addr = line
                 .trim()
                 .strip_prefix("listening on ")
-                .ok_or_else(|| {
-                    FedError::Config(format!("party {k} did not start (printed {line:?})"))
+                .ok_or_else(|| ConfigError::PartyStart {
+                    party: k,
+                    printed: line.clone(),
                 })?
                 .to_string();
             me.addrs.push(addr);
@@ -120,10 +121,7 @@ impl Processes {
 
     /// Kills party `k` now (SIGKILL on Unix).
     pub fn kill(&mut self, k: usize) -> Result<()> {
-        let c = self
-            .children
-            .get_mut(k)
-            .ok_or_else(|| FedError::Config(format!("no party {k}")))?;
+        let c = self.children.get_mut(k).ok_or(ConfigError::NoParty(k))?;
         c.kill()
             .map_err(|e| FedError::io(format!("killing party {k}"), e))?;
         let _ = c.wait();
@@ -280,6 +278,5 @@ pub fn run_server(
             stderr: String::from_utf8_lossy(&stderr).trim().to_string(),
         });
     }
-    serde_json::from_slice(&stdout)
-        .map_err(|e| FedError::Config(format!("the server's output is not its JSON: {e}")))
+    serde_json::from_slice(&stdout).map_err(|e| ConfigError::ServerOutput(e).into())
 }

@@ -5,7 +5,7 @@
 //! stranger can drive it); the server accepts party `k` only if its certificate chains
 //! to the party CA and names `party-k`.
 
-use crate::error::{FedError, Result};
+use crate::error::{FedError, Result, TlsError};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
     KeyUsagePurpose,
@@ -41,7 +41,7 @@ pub struct TestPki {
 }
 
 fn tls_err(e: rcgen::Error) -> FedError {
-    FedError::Tls(e.to_string())
+    TlsError::Certificate(e).into()
 }
 
 /// A fresh CA (self-signed).

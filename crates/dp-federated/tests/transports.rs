@@ -5,7 +5,7 @@ use dp_federated::coordinator::{self, Transport};
 use dp_federated::inproc::InProcess;
 use dp_federated::loopback::{self, synthetic_lasso};
 use dp_federated::party::{InjectedFault, PartyData, PartyHost, PartySecrets, Refusal};
-use dp_federated::{pb, split_contiguous, wire, Fault, FedError, Phase};
+use dp_federated::{pb, split_contiguous, wire, ConfigError, DataError, Fault, FedError, Phase};
 use dp_models::{Dataset, DenseDesign};
 use dp_optim::{DistDpFw, DistDpFwParams, Solver};
 use rand::SeedableRng;
@@ -240,6 +240,78 @@ fn bad_parameters_are_refused_before_any_party_is_asked() {
                 job: 2,
                 transport: 3
             }
+        ),
+        "{e}"
+    );
+}
+
+/// A transport whose parties describe the given shapes (and are asked nothing else).
+struct Described(Vec<pb::Shape>);
+
+impl Transport for Described {
+    fn parties(&self) -> usize {
+        self.0.len()
+    }
+    fn describe(&mut self) -> dp_federated::Result<Vec<pb::Shape>> {
+        Ok(self.0.clone())
+    }
+    fn configure(&mut self, _: &[pb::Setup]) -> dp_federated::Result<Vec<pb::SetupReply>> {
+        panic!("a party was sent a setup")
+    }
+    fn round(&mut self, _: &pb::Downlink) -> dp_federated::Result<Vec<pb::Uplink>> {
+        panic!("a party was sent a round")
+    }
+    fn stop(&mut self, _: &str) {}
+}
+
+/// Bad data and inconsistent parties are refused with a typed cause a caller can match
+/// on, and the message names what is wrong.
+#[test]
+fn bad_data_and_inconsistent_parties_have_typed_causes() {
+    let e = PartyData::new(vec![], vec![], vec![]).unwrap_err();
+    assert!(matches!(e, FedError::Data(DataError::NoRows)), "{e}");
+    let e = PartyData::new(vec![3], vec![vec![1.0, f64::NAN]], vec![1.0, 1.0]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            FedError::Data(DataError::NonFinite { feature: 3, row: 1 })
+        ),
+        "{e}"
+    );
+    assert_eq!(e.to_string(), "invalid data: column 3, row 1 is not finite");
+    let dir = std::env::temp_dir().join(format!("dp-federated-bad-csv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("party.csv");
+    std::fs::write(&path, "y,0,1\n1,0.5,0.25\n-1,0.5,x\n").unwrap();
+    let e = PartyData::read_csv(&path).unwrap_err();
+    assert!(
+        matches!(&e, FedError::Data(DataError::Value { row: 2, column: 2, file }) if *file == path),
+        "{e}"
+    );
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "invalid data: {}: row 2, column 2: not a number",
+            path.display()
+        )
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    // Party 1 holds feature 3 where the contiguous partition needs feature 2.
+    let (job, _) = problem(2);
+    let shape = |features: Vec<u64>| pb::Shape {
+        samples: 60,
+        features,
+    };
+    let mut t = Described(vec![shape(vec![0, 1]), shape(vec![3, 4])]);
+    let e = coordinator::run(&mut t, &job, false).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            FedError::Config(ConfigError::NonContiguousFeatures {
+                party: 1,
+                found: 3,
+                expected: 2
+            })
         ),
         "{e}"
     );

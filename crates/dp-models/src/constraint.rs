@@ -167,11 +167,6 @@ impl L1Ball {
     pub fn radius(&self) -> f64 {
         self.radius
     }
-    /// The LMO restricted to the vertices `+-r e_j`, `j in candidates` (non-empty): a
-    /// signed index `(j, value)`.
-    pub fn lmo_among(&self, grad: &[f64], candidates: &[usize]) -> (usize, f64) {
-        l1_vertex(grad, candidates.iter().copied(), self.radius)
-    }
 }
 
 impl ConstraintSet for L1Ball {
@@ -647,8 +642,9 @@ mod tests {
         // Sign: a positive gradient entry gives a negative vertex.
         let v = set.lmo(&[0.1, -3.0, 2.0, 0.0, 0.0]);
         assert_eq!(v.entries(), &[(1, 1.5)]);
+        // Restricted to candidates (what `L1BallProduct::block_lmo_among` does).
         assert_eq!(
-            set.lmo_among(&[0.1, -3.0, 2.0, 0.0, 0.0], &[0, 2]),
+            l1_vertex(&[0.1, -3.0, 2.0, 0.0, 0.0], [0, 2], 1.5),
             (2, -1.5)
         );
     }

@@ -133,37 +133,6 @@ impl<'a, D: Design, L: Loss + ?Sized, P: Penalty + ?Sized> Objective<'a, D, L, P
         s * self.inv_n
     }
 
-    /// `(1/n) sum_i clip(phi'(z_i, y_i) x_ij, C)` with `clip(g, C) = max(-C, min(g, C))`:
-    /// the coordinate gradient with each per-sample term clipped to `[-C, C]` (DP-CD's
-    /// coordinate-wise clipping). Samples with `x_ij = 0` contribute exactly 0, so this
-    /// also costs O(nnz of the column). Same preconditions as
-    /// [`Objective::coordinate_gradient`]; `clip` must not be NaN.
-    #[inline]
-    pub fn clipped_coordinate_gradient(&self, j: usize, z: &[f64], clip: f64) -> f64 {
-        let loss = self.loss;
-        let s = self.x().col_sum_map(j, z, self.y(), |x, zi, yi| {
-            (loss.derivative(zi, yi) * x).clamp(-clip, clip)
-        });
-        s * self.inv_n
-    }
-
-    /// Calls `f(i, phi'(z_i, y_i) x_ij)` for every stored entry of column `j`: the
-    /// per-sample coordinate gradients (of the *unaveraged* loss), for custom clipping
-    /// rules. Samples not visited have gradient exactly 0. No allocation.
-    #[inline]
-    pub fn for_each_sample_coordinate_gradient<F: FnMut(usize, f64)>(
-        &self,
-        j: usize,
-        z: &[f64],
-        mut f: F,
-    ) {
-        let loss = self.loss;
-        self.x()
-            .for_each_in_col_zip(j, z, self.y(), |i, x, zi, yi| {
-                f(i, loss.derivative(zi, yi) * x)
-            });
-    }
-
     /// Keeps the predictor in sync after `w_j += delta`: `z += delta X_{:,j}`.
     /// Does nothing when `delta == 0`. Same preconditions as
     /// [`Objective::coordinate_gradient`].
@@ -308,28 +277,6 @@ mod tests {
         assert!((obj.value(&w).unwrap() - expect).abs() < 1e-14);
         assert!(obj.value(&[1.0]).is_err());
         assert!(obj.predictor(&w, &mut [0.0; 4]).is_err());
-    }
-
-    #[test]
-    fn clipped_gradient_clips_each_sample() {
-        let d = data(false);
-        let loss = Squared::full();
-        let obj = Objective::new(&d, &loss, &NoPenalty).unwrap();
-        let w = [1.0, 1.0, 1.0];
-        let mut z = vec![0.0; 5];
-        obj.predictor(&w, &mut z).unwrap();
-        let c = 0.75;
-        let mut by_hand = 0.0;
-        obj.for_each_sample_coordinate_gradient(2, &z, |i, g| {
-            assert_eq!(g, 2.0 * (z[i] - d.y()[i]) * d.x().col(2)[i]);
-            by_hand += g.clamp(-c, c);
-        });
-        let got = obj.clipped_coordinate_gradient(2, &z, c);
-        assert!((got - by_hand / 5.0).abs() < 1e-15, "{got} vs {by_hand}");
-        assert!(got.abs() < obj.coordinate_gradient(2, &z).abs());
-        // A huge threshold changes nothing.
-        let a = obj.clipped_coordinate_gradient(0, &z, 1e300);
-        assert!((a - obj.coordinate_gradient(0, &z)).abs() < 1e-15);
     }
 
     #[test]

@@ -131,16 +131,6 @@ impl Smoothness {
         }
     }
 
-    /// True for the variants that estimate the constants privately in the fit.
-    pub fn is_private_estimate(&self) -> bool {
-        matches!(
-            self,
-            Smoothness::Private { .. }
-                | Smoothness::PrivateBounded { .. }
-                | Smoothness::PrivateGaussian { .. }
-        )
-    }
-
     /// The Gaussian-DP share of [`Smoothness::PrivateGaussian`] (`None` otherwise).
     pub(crate) fn gaussian_fraction(&self) -> Option<f64> {
         match self {

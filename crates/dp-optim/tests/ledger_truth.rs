@@ -46,6 +46,17 @@ fn check(fit: &Fitted, accountant: Accountant, tight: bool, label: &str) {
     assert!(g.how.contains("ledger"), "{label}: {}", g.how);
 }
 
+/// Whether the fit estimates the smoothness constants privately (and so charges the
+/// estimate on its ledger).
+fn is_private_estimate(smoothness: &Smoothness) -> bool {
+    matches!(
+        smoothness,
+        Smoothness::Private { .. }
+            | Smoothness::PrivateBounded { .. }
+            | Smoothness::PrivateGaussian { .. }
+    )
+}
+
 fn estimated<T>(value: T) -> Tagged<T> {
     Tagged {
         value,
@@ -70,7 +81,7 @@ fn dp_cd_reports_its_ledger() {
             Smoothness::private_bounded(None, Some(Tagged::public(2.0))),
             Smoothness::private_bounded(Some(Tagged::public(vec![1.0; 4])), None),
         ] {
-            let priced = smoothness.is_private_estimate()
+            let priced = is_private_estimate(&smoothness)
                 || matches!(&smoothness, Smoothness::Given(t) if !matches!(t.provenance, Provenance::PublicBound));
             let fit = DpCdParams::new(Squared::full(), L1::new(0.01).unwrap())
                 .epsilon(1.0)
@@ -386,7 +397,7 @@ fn dp_cd_adaptive_clipping_reports_its_ledger() {
                 .unwrap();
             let label = format!(
                 "adaptive {accounting:?} {}",
-                smoothness.is_private_estimate()
+                is_private_estimate(&smoothness)
             );
             check(&fit, accountant, true, &label);
             let privacy = fit.privacy().unwrap();
@@ -407,7 +418,7 @@ fn dp_cd_adaptive_clipping_reports_its_ledger() {
                 noise_multiplier: z1 * (10.0f64 / 0.1).sqrt(),
                 count: 10,
             };
-            let at = usize::from(smoothness.is_private_estimate());
+            let at = usize::from(is_private_estimate(&smoothness));
             assert_eq!(privacy.ledger.entries()[at], search, "{label}");
             let SolverPlan::DpCd(plan) = &privacy.plan else {
                 panic!("not a DP-CD plan")

@@ -14,10 +14,11 @@
 
 use dp_accounting::calibrate::{calibrate_sigma, Accountant, Plan, PlanMechanism};
 use dp_accounting::ledger::Ledger;
-use dp_accounting::mechanisms::{Gaussian, Laplace};
+use dp_accounting::mechanisms::Laplace;
+use dp_accounting::release::Release;
 use dp_accounting::testing::strategies::{adversarial_rows, Draws, Relation};
 use dp_accounting::testing::{AuditReport, Auditor, Side};
-use dp_accounting::{Delta, Epsilon, NoiseMultiplier, Norm, Sensitivity};
+use dp_accounting::{Delta, Epsilon, Norm, Sensitivity};
 use dp_models::constants::{
     clipped_smoothness_sum, private_coordinate_smoothness_with, PrivateSmoothnessOptions,
     Provenance, Tagged,
@@ -954,10 +955,12 @@ fn gaussian_mechanism_empirical_epsilon_below_claim() {
         Delta::new(delta).unwrap(),
     )
     .unwrap();
-    let g = Gaussian::from_multiplier(
-        NoiseMultiplier::new(cal.noise_multiplier).unwrap(),
-        Sensitivity::new(1.0, Norm::L2).unwrap(),
-    )
+    // The sampler as every solver gets it: from the release it is charged as.
+    let g = Release::Gaussian {
+        noise_multiplier: cal.noise_multiplier,
+        count: 1,
+    }
+    .gaussian(1.0)
     .unwrap();
     let a = audit_runs_of(
         &format!("gaussian: sigma = {}", g.std_dev()),

@@ -230,18 +230,5 @@ pub fn heart_scale() -> Result<Dataset<DenseDesign>> {
     .context("parsing the embedded heart_scale file")
 }
 
-/// [`heart_scale()`] with its name; features are named `x1` .. `x13`.
-pub fn heart_scale_named() -> Result<NamedDataset<DenseDesign>> {
-    Ok(NamedDataset {
-        name: "heart_scale".into(),
-        dataset: heart_scale()?,
-        feature_names: (1..=HEART_SCALE_FEATURES)
-            .map(|j| format!("x{j}"))
-            .collect(),
-        target_name: "label".into(),
-        stand_in: false,
-    })
-}
-
 #[cfg(test)]
 mod tests;

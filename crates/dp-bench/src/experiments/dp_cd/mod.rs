@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use dp_models::{Dataset, DenseDesign, Logistic, Squared, L1, L2};
+use dp_models::{AnyLoss, AnyPenalty, Dataset, DenseDesign, Logistic, Squared, L1, L2};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -328,6 +328,9 @@ pub struct Problem {
     /// Seconds to load and solve.
     pub setup_seconds: f64,
     constants: solvers::Constants,
+    /// The model's loss and penalty (`lambda` checked once, at load).
+    loss: AnyLoss,
+    penalty: AnyPenalty,
 }
 
 impl Problem {
@@ -339,17 +342,23 @@ impl Problem {
 
     /// `F(w)`.
     pub fn objective(&self, w: &[f64]) -> f64 {
-        let (x, y) = (self.data.x(), self.data.y());
-        match self.model {
-            Model::Lasso { lambda } => match L1::new(lambda) {
-                Ok(pen) => objective_value(x, y, &Squared::full(), &pen, w),
-                Err(_) => f64::NAN,
-            },
-            Model::LogisticL2 { lambda } => match L2::new(lambda) {
-                Ok(pen) => objective_value(x, y, &Logistic, &pen, w),
-                Err(_) => f64::NAN,
-            },
-        }
+        objective_value(self.data.x(), self.data.y(), &self.loss, &self.penalty, w)
+    }
+}
+
+impl Model {
+    /// The loss and penalty of `F`; an error for an invalid `lambda`.
+    fn loss_and_penalty(self) -> Result<(AnyLoss, AnyPenalty)> {
+        Ok(match self {
+            Model::Lasso { lambda } => (
+                AnyLoss::Squared(Squared::full()),
+                AnyPenalty::L1(L1::new(lambda)?),
+            ),
+            Model::LogisticL2 { lambda } => (
+                AnyLoss::Logistic(Logistic),
+                AnyPenalty::L2(L2::new(lambda)?),
+            ),
+        })
     }
 }
 
@@ -407,23 +416,24 @@ pub fn load_problem_with(name: ProblemName, definition: Definition) -> Result<Pr
     let (w_star, certificate) = solvers::reference(&data, model)
         .with_context(|| format!("certified optimum of {}", name.as_str()))?;
     let constants = solvers::constants_of(&data, name, model)?;
-    let mut p = Problem {
+    let (loss, penalty) = model.loss_and_penalty()?;
+    let objective = |w: &[f64]| objective_value(data.x(), data.y(), &loss, &penalty, w);
+    let objective_star = objective(&w_star);
+    let plateau = (objective(&vec![0.0; data.n_features()]) - objective_star) / objective_star;
+    Ok(Problem {
         name,
         data,
         model,
         centred_labels: definition.centre_labels,
-        objective_star: f64::NAN,
+        objective_star,
         certificate,
         support_size: w_star.iter().filter(|v| **v != 0.0).count(),
-        plateau: f64::NAN,
-        setup_seconds: 0.0,
+        plateau,
+        setup_seconds: start.elapsed().as_secs_f64(),
         constants,
-    };
-    p.objective_star = p.objective(&w_star);
-    let zero = vec![0.0; p.data.n_features()];
-    p.plateau = (p.objective(&zero) - p.objective_star) / p.objective_star;
-    p.setup_seconds = start.elapsed().as_secs_f64();
-    Ok(p)
+        loss,
+        penalty,
+    })
 }
 
 /// One record of `summary.json`.
@@ -631,7 +641,7 @@ fn record_of(b: &BlockResult, problem: &Problem, settings: &Settings) -> Record 
         clip: b.tuned.clip,
         step_on_grid_edge: b.tuned_on_edge.0,
         clip_on_grid_edge: b.tuned_on_edge.1,
-        seconds_per_run: finite(b.seconds_per_run),
+        seconds_per_run: b.seconds_per_run,
         objective_star: b.objective_star,
         paper_rel_error: t2.zip(pi).map(|(t, i)| t[i].0),
         paper_rel_error_pm: t2.zip(pi).map(|(t, i)| t[i].1),

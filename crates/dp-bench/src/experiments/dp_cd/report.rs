@@ -12,9 +12,9 @@ pub fn write_figures(dir: &Path, records: &[Record]) -> Result<()> {
             .iter()
             .filter(|r| r.problem == name.as_str())
             .collect();
-        if recs.is_empty() {
+        let Some(&first) = recs.first() else {
             continue;
-        }
+        };
         let mut series: Vec<Series> = Vec::new();
         for r in &recs {
             let label = match r.accounting.as_str() {
@@ -67,9 +67,7 @@ pub fn write_figures(dir: &Path, records: &[Record]) -> Result<()> {
             }
         }
         let fig_no = if name.imbalanced() { 1 } else { 2 };
-        let (eps, delta) = recs
-            .first()
-            .map_or((f64::NAN, f64::NAN), |r| (r.epsilon, r.delta));
+        let (eps, delta) = (first.epsilon, first.delta);
         let fig = ErrorFigure {
             title: format!(
                 "{} (Fig. {fig_no}), ε = {eps}, δ = {delta:.1e}: relative error vs passes",

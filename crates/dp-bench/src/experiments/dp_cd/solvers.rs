@@ -8,7 +8,7 @@ use dp_models::{Dataset, DenseDesign, Logistic, Loss, Penalty, Squared, L1, L2};
 use dp_optim::Solver;
 
 use super::{Accounting, Algorithm, Model, Problem, ProblemName};
-use dp_models::constants::{coordinate_smoothness, global_smoothness, Tagged};
+use dp_models::constants::{coordinate_smoothness, feature_max_abs, global_smoothness, Tagged};
 use dp_models::Design;
 use dp_optim::{
     Averaging, CalibrationCache, CdParams, CoordinateOrder, DpCdParams, DpScdParams, DpSgdParams,
@@ -119,11 +119,8 @@ fn constants_for<L: Loss>(
         scd_rows,
         m: coordinate_smoothness(loss, x)?,
         beta: global_smoothness(loss, x)?,
-        feature_bounds: Tagged::data_non_private(
-            (0..x.n_features())
-                .map(|j| 2.0 * x.col_max_abs(j))
-                .collect(),
-        ),
+        // The paper's "twice the maximal absolute value" of each feature.
+        feature_bounds: feature_max_abs(x).map(|b| b.into_iter().map(|v| 2.0 * v).collect()),
     })
 }
 

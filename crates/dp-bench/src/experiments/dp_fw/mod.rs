@@ -26,7 +26,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use dp_models::constraint::{frank_wolfe_reference, L1Ball, L1BallProduct};
 use dp_models::preprocess::clip_to_bound;
 use dp_models::{Dataset, DenseDesign, Design, Squared};
@@ -541,12 +541,15 @@ impl Problem {
             max_score_zero,
         })
     }
-    fn reference(&self, alg: Alg, k: usize) -> (f64, f64) {
+    /// `(F*, gap)` over the feasible set of `alg` with `k` parties; an error when the
+    /// problem was built without that set's reference.
+    fn reference(&self, alg: Alg, k: usize) -> Result<(f64, f64)> {
         let key = if alg.central() { 0 } else { k };
         self.references
             .iter()
             .find(|r| r.0 == key)
-            .map_or((f64::NAN, f64::NAN), |r| (r.1, r.2))
+            .map(|r| (r.1, r.2))
+            .ok_or_else(|| anyhow!("{}: no reference for K = {key}", self.name))
     }
 }
 
@@ -771,7 +774,7 @@ pub fn run_with(config: &ExperimentConfig, s: &Settings) -> Result<()> {
     let mut records = Vec::with_capacity(jobs.len());
     for (j, job) in jobs.iter().enumerate() {
         let rs = &results[j * s.runs..(j + 1) * s.runs];
-        let rec = record_of(&problems[job.problem], job, s, rs);
+        let rec = record_of(&problems[job.problem], job, s, rs)?;
         eprintln!(
             "dp-fw: {} {} {} K={} tau={} eps={}: excess {} (T = {}, m = {:?})",
             rec.panel,

@@ -32,16 +32,17 @@ pub(super) fn findings(summary: &Summary) -> String {
         if let Some(line) = below_trivial(&n_eps(alg)) {
             o.push_str(&format!("- **{name}, against `F(0) - F*`**: {line}\n"));
         }
-        let ratio = l
-            .selection_noise_scale
-            .map(|v| v / l.max_score_at_zero)
-            .unwrap_or(f64::NAN);
-        let frac = l.excess_risk_mean.unwrap_or(f64::NAN) / l.excess_risk_at_zero;
+        let ratio = l.selection_noise_scale.map(|v| v / l.max_score_at_zero);
+        // A quotient, so not finite when `F(0) - F*` is 0: then not measured either.
+        let frac = l
+            .excess_risk_mean
+            .map(|e| e / l.excess_risk_at_zero)
+            .filter(|f| f.is_finite());
         o.push_str(&format!(
             "- **{name}**: excess risk against n eps has log-log slope {} where the theory's \
              exponent is -2/3 ({} with its log factors over this grid): {}. At the largest \
              n ({}) its excess risk is {} of the trivial `F(0) - F*` and its selection noise \
-             is {:.2} times the largest score; {}\n",
+             is {} times the largest score; {}\n",
             slope_cell(f.slope),
             slope_cell(f.theory_slope_with_logs),
             match f.slope {
@@ -50,20 +51,22 @@ pub(super) fn findings(summary: &Summary) -> String {
                 None => "not measured".to_owned(),
             },
             l.n_samples,
-            if frac.is_finite() {
-                format!("{:.0} %", 100.0 * frac)
-            } else {
-                "-".into()
-            },
-            ratio,
-            if frac >= 0.8 {
-                "it has barely learnt anything yet: the grid is in the pre-asymptotic regime \
-                 where the noise decides the selection, and the error tends to the level of \
-                 `w = 0` (the average of nearly random vertices) rather than following the \
-                 rate."
-            } else {
-                "it is learning, but the noise still spoils a large share of the selections, \
-                 so the curve is still bending towards its asymptotic slope."
+            frac.map_or("-".into(), |f| format!("{:.0} %", 100.0 * f)),
+            slope_cell(ratio),
+            match frac {
+                Some(f) if f >= 0.8 => {
+                    "it has barely learnt anything yet: the grid is in the pre-asymptotic regime \
+                     where the noise decides the selection, and the error tends to the level of \
+                     `w = 0` (the average of nearly random vertices) rather than following the \
+                     rate."
+                }
+                Some(_) => {
+                    "it is learning, but the noise still spoils a large share of the selections, \
+                     so the curve is still bending towards its asymptotic slope."
+                }
+                None => {
+                    "its share of `F(0) - F*` is not measured (a run failed, or `F(0) = F*`)."
+                }
             }
         ));
     }
@@ -319,19 +322,20 @@ pub(super) fn render_report(
         "fw",
     ] {
         if let Some(f) = find(&format!("{alg} vs n*eps")) {
-            let th = f.theory_exponent.unwrap_or(f64::NAN);
-            let verdict = match f.slope {
-                Some(b) if (b - th).abs() <= 0.15 => "holds (within 0.15)",
-                Some(b) if b < 0.0 => "decreasing, but off by more than 0.15",
-                Some(_) => "does not hold (not decreasing)",
-                None => "not enough points",
+            let off = f.slope.zip(f.theory_exponent).map(|(b, th)| b - th);
+            let verdict = match (f.slope, off) {
+                (None, _) => "not enough points",
+                (Some(_), None) => "no exponent to compare with",
+                (Some(_), Some(off)) if off.abs() <= 0.15 => "holds (within 0.15)",
+                (Some(b), Some(_)) if b < 0.0 => "decreasing, but off by more than 0.15",
+                (Some(_), Some(_)) => "does not hold (not decreasing)",
             };
             rows.push(vec![
                 label(alg).to_owned(),
                 slope_cell(f.slope),
-                format!("{th:.2}"),
+                slope_cell(f.theory_exponent),
                 slope_cell(f.theory_slope_with_logs),
-                slope_cell(f.slope.map(|b| b - th)),
+                slope_cell(off),
                 verdict.to_owned(),
             ]);
         }
@@ -712,24 +716,23 @@ pub(super) fn fw_verdicts(summary: &Summary) -> Vec<Verdict> {
             target,
             Some((b + 2.0 / 3.0).abs() <= 0.15),
             format!(
-                "slope {b:.2} against -0.67 (off by {:+.2}; {:.2} with the bound's log factors over this grid)",
+                "slope {b:.2} against -0.67 (off by {:+.2}; {} with the bound's log factors over this grid)",
                 b + 2.0 / 3.0,
-                f.theory_slope_with_logs.unwrap_or(f64::NAN)
+                slope_cell(f.theory_slope_with_logs)
             ),
         );
         let last = curve(rec, "n-eps", alg)
             .into_iter()
             .max_by(|a, b| a.n_samples.cmp(&b.n_samples));
         if let (Some(l), false) = (last, (b + 2.0 / 3.0).abs() <= 0.15) {
-            let frac = l.excess_risk_mean.unwrap_or(f64::NAN) / l.excess_risk_at_zero;
-            let ratio = l
-                .selection_noise_scale
-                .map_or(f64::NAN, |v| v / l.max_score_at_zero);
+            let frac = l.excess_risk_mean.map(|e| e / l.excess_risk_at_zero);
+            let ratio = l.selection_noise_scale.map(|v| v / l.max_score_at_zero);
             v = v.because(format!(
-                "at the largest n ({}) the excess risk is still {:.0} % of F(0) - F* and the selection noise is \
-                 {ratio:.2} times the largest score: the grid is pre-asymptotic",
+                "at the largest n ({}) the excess risk is still {} of F(0) - F* and the selection noise is \
+                 {} times the largest score: the grid is pre-asymptotic",
                 l.n_samples,
-                100.0 * frac
+                frac.map_or("-".into(), |f| format!("{:.0} %", 100.0 * f)),
+                slope_cell(ratio)
             ));
         }
         out.push(v);

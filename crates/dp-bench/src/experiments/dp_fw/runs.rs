@@ -155,12 +155,12 @@ pub(super) fn record_of(
     job: &Job,
     s: &Settings,
     results: &[Result<RunResult>],
-) -> Record {
+) -> Result<Record> {
     let (n, d) = (p.data.x().n_samples(), p.data.x().n_features());
     let t = iterations_for(n, job.eps);
     let sketched = matches!(job.alg, Alg::JlOnly | Alg::DistDpFw | Alg::DistDpFwPaper);
     let m = job.m.unwrap_or_else(|| sketch_dim_for(s, n, t, p.delta));
-    let (f_star, gap) = p.reference(job.alg, job.parties);
+    let (f_star, gap) = p.reference(job.alg, job.parties)?;
     let runs: Vec<Option<f64>> = results
         .iter()
         .map(|r| r.as_ref().ok().map(|r| r.objective - f_star))
@@ -205,7 +205,7 @@ pub(super) fn record_of(
     } else {
         (job.tau, job.tau as f64 / block_size(d, job.parties) as f64)
     };
-    Record {
+    Ok(Record {
         problem: p.name.clone(),
         panel: job.panel.to_owned(),
         algorithm: job.alg.name().to_owned(),
@@ -241,5 +241,5 @@ pub(super) fn record_of(
         uplink_identity_holds: identity,
         seconds_per_run: mean_of(&|r| Some(r.seconds)),
         failed_runs: failed,
-    }
+    })
 }

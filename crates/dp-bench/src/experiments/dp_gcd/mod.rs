@@ -16,7 +16,8 @@ use dp_models::constants::Tagged;
 use dp_models::objective::Objective;
 use dp_models::reference::{solve, ReferenceOptions};
 use dp_models::{
-    Dataset, DenseDesign, Design, Logistic, Loss, NoPenalty, Penalty, SparseDesign, Squared, L1, L2,
+    AnyLoss, AnyPenalty, Dataset, DenseDesign, Design, Logistic, Loss, NoPenalty, Penalty,
+    SparseDesign, Squared, L1, L2,
 };
 use dp_optim::dp_gcd::{DpGcdParams, RnmCalibration, SelectionRule, Variant};
 use dp_optim::kernel::ColumnKernels;
@@ -76,6 +77,27 @@ pub enum Model {
 }
 
 impl Model {
+    /// The loss and penalty of `F`; an error for an invalid `lambda`.
+    fn loss_and_penalty(self) -> Result<(AnyLoss, AnyPenalty)> {
+        Ok(match self {
+            Model::LogisticL2 { lambda } => (
+                AnyLoss::Logistic(Logistic),
+                AnyPenalty::L2(L2::new(lambda)?),
+            ),
+            Model::LeastSquaresL2 { lambda } => (
+                AnyLoss::Squared(Squared::half()),
+                AnyPenalty::L2(L2::new(lambda)?),
+            ),
+            Model::Lasso { lambda } => (
+                AnyLoss::Squared(Squared::half()),
+                AnyPenalty::L1(L1::new(lambda)?),
+            ),
+            Model::LogisticL1 { lambda } => (
+                AnyLoss::Logistic(Logistic),
+                AnyPenalty::L1(L1::new(lambda)?),
+            ),
+        })
+    }
     fn is_l1(self) -> bool {
         matches!(self, Model::Lasso { .. } | Model::LogisticL1 { .. })
     }
@@ -408,6 +430,9 @@ pub struct Problem<D: Design> {
     pub beta: f64,
     /// Seconds to generate / load and solve.
     pub setup_seconds: f64,
+    /// The model's loss and penalty (`lambda` checked once, at load).
+    loss: AnyLoss,
+    penalty: AnyPenalty,
 }
 
 impl<D: Design> Problem<D> {
@@ -418,22 +443,7 @@ impl<D: Design> Problem<D> {
     }
     /// `F(w)`.
     pub fn objective(&self, w: &[f64]) -> f64 {
-        let (x, y) = (self.data.x(), self.data.y());
-        let r = match self.model {
-            Model::LogisticL2 { lambda } => {
-                L2::new(lambda).map(|p| objective_value(x, y, &Logistic, &p, w))
-            }
-            Model::LeastSquaresL2 { lambda } => {
-                L2::new(lambda).map(|p| objective_value(x, y, &Squared::half(), &p, w))
-            }
-            Model::Lasso { lambda } => {
-                L1::new(lambda).map(|p| objective_value(x, y, &Squared::half(), &p, w))
-            }
-            Model::LogisticL1 { lambda } => {
-                L1::new(lambda).map(|p| objective_value(x, y, &Logistic, &p, w))
-            }
-        };
-        r.unwrap_or(f64::NAN)
+        objective_value(self.data.x(), self.data.y(), &self.loss, &self.penalty, w)
     }
     /// Non-zeros of `w*`.
     pub fn support_size(&self) -> usize {
@@ -494,28 +504,29 @@ fn finish<D: Design>(name: ProblemName, data: Dataset<D>, start: Instant) -> Res
         Model::LogisticL1 { lambda } => certify(&data, &Logistic, &L1::new(lambda)?),
     }
     .with_context(|| format!("certified optimum of {}", name.as_str()))?;
-    let mut p = Problem {
+    let beta = match model {
+        Model::LogisticL2 { .. } | Model::LogisticL1 { .. } => {
+            dp_models::constants::global_smoothness(&Logistic, data.x())?.value
+        }
+        _ => dp_models::constants::global_smoothness(&Squared::half(), data.x())?.value,
+    };
+    let (loss, penalty) = model.loss_and_penalty()?;
+    let objective = |w: &[f64]| objective_value(data.x(), data.y(), &loss, &penalty, w);
+    let objective_star = objective(&w_star);
+    let plateau = (objective(&vec![0.0; data.n_features()]) - objective_star) / objective_star;
+    Ok(Problem {
         name,
         data,
         model,
         w_star,
-        objective_star: f64::NAN,
+        objective_star,
         certificate,
-        plateau: f64::NAN,
-        beta: f64::NAN,
-        setup_seconds: 0.0,
-    };
-    p.beta = match model {
-        Model::LogisticL2 { .. } | Model::LogisticL1 { .. } => {
-            dp_models::constants::global_smoothness(&Logistic, p.data.x())?.value
-        }
-        _ => dp_models::constants::global_smoothness(&Squared::half(), p.data.x())?.value,
-    };
-    p.objective_star = p.objective(&p.w_star);
-    let zero = vec![0.0; p.data.n_features()];
-    p.plateau = (p.objective(&zero) - p.objective_star) / p.objective_star;
-    p.setup_seconds = start.elapsed().as_secs_f64();
-    Ok(p)
+        plateau,
+        beta,
+        setup_seconds: start.elapsed().as_secs_f64(),
+        loss,
+        penalty,
+    })
 }
 
 /// Loads a dense problem and certifies its optimum.
@@ -581,10 +592,12 @@ pub struct Record {
     pub rel_error_max: Option<f64>,
     /// Mean relative error of the tuning runs at the tuned point.
     pub tuning_rel_error_mean: Option<f64>,
-    /// Mean over the fresh runs of the number of coordinates non-zero in both `w` and `w*`.
-    pub support_correct: f64,
-    /// Mean over the fresh runs of the number of coordinates non-zero in `w` but zero in `w*`.
-    pub support_incorrect: f64,
+    /// Mean over the fresh runs of the number of coordinates non-zero in both `w` and `w*`
+    /// (`null` without fresh runs).
+    pub support_correct: Option<f64>,
+    /// Mean over the fresh runs of the number of coordinates non-zero in `w` but zero in `w*`
+    /// (`null` without fresh runs).
+    pub support_incorrect: Option<f64>,
     /// Tuned step scale.
     pub step: f64,
     /// Tuned clipping threshold.
@@ -612,9 +625,10 @@ pub struct Record {
     pub diverged_runs: usize,
 }
 
-fn support_counts(ws: &[Vec<f64>], w_star: &[f64]) -> (f64, f64) {
+/// Mean correct and incorrect non-zeros of `ws` against `w_star`; `None` without runs.
+fn support_counts(ws: &[Vec<f64>], w_star: &[f64]) -> Option<(f64, f64)> {
     if ws.is_empty() {
-        return (f64::NAN, f64::NAN);
+        return None;
     }
     let (mut c, mut i) = (0usize, 0usize);
     for w in ws {
@@ -628,11 +642,11 @@ fn support_counts(ws: &[Vec<f64>], w_star: &[f64]) -> (f64, f64) {
             }
         }
     }
-    (c as f64 / ws.len() as f64, i as f64 / ws.len() as f64)
+    Some((c as f64 / ws.len() as f64, i as f64 / ws.len() as f64))
 }
 
 fn record_of<D: Design>(b: &BlockResult, p: &Problem<D>) -> Record {
-    let (correct, incorrect) = support_counts(&b.final_coefficients, &p.w_star);
+    let support = support_counts(&b.final_coefficients, &p.w_star);
     let alg = b.id.algorithm.as_str();
     let (passes, iterations) = match alg {
         "dp-cd" => (
@@ -673,13 +687,13 @@ fn record_of<D: Design>(b: &BlockResult, p: &Problem<D>) -> Record {
         rel_error_min: finite(b.final_stats.min),
         rel_error_max: finite(b.final_stats.max),
         tuning_rel_error_mean: finite(b.tuning_stats.mean),
-        support_correct: correct,
-        support_incorrect: incorrect,
+        support_correct: support.map(|s| s.0),
+        support_incorrect: support.map(|s| s.1),
         step: b.tuned.step,
         clip: b.tuned.clip,
         step_on_grid_edge: b.tuned_on_edge.0,
         clip_on_grid_edge: b.tuned_on_edge.1,
-        seconds_per_run: finite(b.seconds_per_run),
+        seconds_per_run: b.seconds_per_run,
         objective_star: b.objective_star,
         support_star: p.support_size(),
         stand_in: p.name.stand_in(),
@@ -885,7 +899,8 @@ mod tests {
     fn support_counts_compare_exact_non_zeros() {
         let w_star = [1.0, 0.0, -2.0, 0.0];
         let ws = vec![vec![0.5, 0.1, 0.0, 0.0], vec![1.0, 0.0, 1.0, 3.0]];
-        assert_eq!(support_counts(&ws, &w_star), (1.5, 1.0));
+        assert_eq!(support_counts(&ws, &w_star), Some((1.5, 1.0)));
+        assert_eq!(support_counts(&[], &w_star), None);
     }
 
     /// End to end on the smoke profile: writes summary.json with the contract's fields,

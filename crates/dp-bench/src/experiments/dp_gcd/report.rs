@@ -29,9 +29,9 @@ pub(super) fn write_error_figures(dir: &Path, records: &[Record]) -> Result<()> 
             .iter()
             .filter(|r| r.problem == name.as_str())
             .collect();
-        if recs.is_empty() {
+        let Some(&first) = recs.first() else {
             continue;
-        }
+        };
         // Per algorithm and budget, the extra hyperparameters (the zCDP selection share,
         // the support test's fraction) at their tuned value: the lowest tuning mean.
         let shown: Vec<&Record> = recs
@@ -87,9 +87,7 @@ pub(super) fn write_error_figures(dir: &Path, records: &[Record]) -> Result<()> 
                     .collect()
             })
             .unwrap_or_default();
-        let (eps, delta) = recs
-            .first()
-            .map_or((f64::NAN, f64::NAN), |r| (r.epsilon, r.delta));
+        let (eps, delta) = (first.epsilon, first.delta);
         let fig = ErrorFigure {
             title: format!(
                 "{} (Fig. {}){}, ε = {eps}, δ = 1/n² = {delta:.1e}",
@@ -223,6 +221,11 @@ pub(super) fn mean_cell(r: &Record) -> String {
 
 pub(super) fn opt(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_owned(), err4)
+}
+
+/// A mean count of non-zeros to one decimal, `-` when absent.
+fn count1(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"))
 }
 
 pub(super) fn tuned<'r>(
@@ -411,9 +414,9 @@ pub(super) fn render_report(
                 alg.to_string(),
                 ours.map_or("-".into(), |r| {
                     format!(
-                        "{:.1} / {:.1} ({})",
-                        r.support_correct,
-                        r.support_incorrect,
+                        "{} / {} ({})",
+                        count1(r.support_correct),
+                        count1(r.support_incorrect),
                         mean_cell(r)
                     )
                 }),
@@ -663,9 +666,9 @@ pub(super) fn verdicts(infos: &[ProblemInfo], records: &[Record]) -> Vec<Verdict
                 continue;
             };
             let by = format!(
-                "{:.1} correct / {:.1} incorrect non-zeros (mean of {} runs; ||w*||_0 = {}){}",
-                r.support_correct,
-                r.support_incorrect,
+                "{} correct / {} incorrect non-zeros (mean of {} runs; ||w*||_0 = {}){}",
+                count1(r.support_correct),
+                count1(r.support_incorrect),
                 r.runs,
                 r.support_star,
                 paper.map_or(String::new(), |c| format!(
@@ -673,17 +676,17 @@ pub(super) fn verdicts(infos: &[ProblemInfo], records: &[Record]) -> Vec<Verdict
                     c.0, c.1
                 ))
             );
-            let mut v = Verdict::new(target, Some(r.support_incorrect == 0.0), by);
-            if r.support_incorrect > 0.0 && alg == "dp-gcd" {
+            let mut v = Verdict::new(target, r.support_incorrect.map(|i| i == 0.0), by);
+            if r.support_incorrect.is_some_and(|i| i > 0.0) && alg == "dp-gcd" {
                 v = v.because(format!(
                     "the noisy selection picked coordinates outside supp(w*) in some of the {} runs at T = {}{}",
                     r.runs,
                     r.passes,
                     support.map_or(String::new(), |s| format!(
-                        "; the support test (fraction {} of rho) leaves {:.1} incorrect and {:.1} correct at error {}",
+                        "; the support test (fraction {} of rho) leaves {} incorrect and {} correct at error {}",
                         s.support_test.map_or("-".into(), |f| f.to_string()),
-                        s.support_incorrect,
-                        s.support_correct,
+                        count1(s.support_incorrect),
+                        count1(s.support_correct),
                         mean_cell(s)
                     ))
                 ));
@@ -763,13 +766,14 @@ pub(super) fn verdicts(infos: &[ProblemInfo], records: &[Record]) -> Vec<Verdict
             if !curse.is_empty() {
                 why.push(curse);
             }
-            if b.support_correct <= 0.75 * a.support_correct {
-                why.push(format!(
-                    "the zCDP selection finds fewer coordinates of supp(w*) ({:.1} against {:.1} correct non-zeros), \
-                     consistent with its exponential mechanism adding noise to every score where the paper's \
-                     (unproven) selection adds it inside the score, before the prox's soft threshold",
-                    b.support_correct, a.support_correct
-                ));
+            if let (Some(bc), Some(ac)) = (b.support_correct, a.support_correct) {
+                if bc <= 0.75 * ac {
+                    why.push(format!(
+                        "the zCDP selection finds fewer coordinates of supp(w*) ({bc:.1} against {ac:.1} correct non-zeros), \
+                         consistent with its exponential mechanism adding noise to every score where the paper's \
+                         (unproven) selection adds it inside the score, before the prox's soft threshold"
+                    ));
+                }
             }
             v = v.because(why.join("; "));
         }

@@ -40,7 +40,7 @@ use crate::figures::{save_headline, BandPoint, ErrorFigure, Pick, Series};
 use crate::report::{
     finite, machine_description, markdown_table, or_diverged, reading_section, Metadata, Verdict,
 };
-use crate::runner::{best_index, par_runs, stable_seed, Goal, Stats};
+use crate::runner::{best_index, par_runs, stable_seed, Goal, RunStats, Stats};
 
 mod report;
 mod runs;
@@ -658,11 +658,22 @@ fn fit_traced(
     }
 }
 
-/// The metric on `d`: MSE (ridge) or accuracy (classification, `x^T w > 0` predicts +1).
+/// The metric on `d`: MSE (ridge) or accuracy (classification, `x^T w > 0` predicts +1);
+/// `None` when `w` diverged (a coefficient is not finite).
+pub fn measure(app: App, d: &Dataset<DenseDesign>, w: &[f64]) -> Option<f64> {
+    w.iter()
+        .all(|v| v.is_finite())
+        .then(|| finite_metric(app, d, w))
+}
+
+/// [`measure`] as a number to print, NaN when `w` diverged: for `examples/scd_noise.rs`
+/// only (the experiment keeps the absent metric as `None`).
 pub fn metric(app: App, d: &Dataset<DenseDesign>, w: &[f64]) -> f64 {
-    if w.iter().any(|v| !v.is_finite()) {
-        return f64::NAN;
-    }
+    measure(app, d, w).unwrap_or(f64::NAN)
+}
+
+/// [`metric`] of finite coefficients.
+fn finite_metric(app: App, d: &Dataset<DenseDesign>, w: &[f64]) -> f64 {
     let mut z = vec![0.0; d.n_samples()];
     d.x().matvec(w, &mut z);
     let n = d.n_samples() as f64;
@@ -684,12 +695,13 @@ pub fn metric(app: App, d: &Dataset<DenseDesign>, w: &[f64]) -> f64 {
     }
 }
 
-/// The tuning score (lower is better; `+inf` for failed or diverged runs: the paper's
-/// guard drops NaN runs and ridge runs whose MSE exceeds 3x that of `w = 0`).
-fn score(app: App, m: f64, baseline: f64) -> f64 {
-    if !m.is_finite() {
+/// The tuning score (lower is better; `+inf` for failed or diverged runs, whose metric is
+/// `None`: the paper's guard drops NaN runs and ridge runs whose MSE exceeds 3x that of
+/// `w = 0`).
+fn score(app: App, m: Option<f64>, baseline: f64) -> f64 {
+    let Some(m) = m.filter(|m| m.is_finite()) else {
         return f64::INFINITY;
-    }
+    };
     match app {
         App::Ridge if m > 3.0 * baseline => f64::INFINITY,
         App::Ridge => m,
@@ -736,7 +748,8 @@ pub struct Record {
     pub seconds_per_run: Option<f64>,
     /// Noise on the dual variables (DP-SCD variants).
     pub dual_noise: Option<String>,
-    /// Failed runs (fit error) over tuning and final runs.
+    /// Failed runs: tuning runs whose fit returned an error, and fresh runs whose fit
+    /// returned an error or diverged (the [`Record::diverged_runs`]).
     pub failed_runs: usize,
     /// Fresh runs whose test metric is not finite (diverged or failed); the statistics over
     /// the fresh runs are `null` when this is not 0.

@@ -141,17 +141,18 @@ pub(super) fn run_block(
     progress: &Progress,
 ) -> Option<Record> {
     let zero = vec![0.0; p.fit.n_features()];
-    let baseline_valid = metric(p.app, &p.valid, &zero);
+    let baseline_valid = finite_metric(p.app, &p.valid, &zero);
     let grid = block_grid(s, alg, p.fit.n_samples());
     if grid.is_empty() {
         return None;
     }
-    let tuned: Vec<(f64, bool)> = par_runs(grid.len(), |g| {
+    // The validation metric (`None`: failed or diverged) and whether the fit failed.
+    let tuned: Vec<(Option<f64>, bool)> = par_runs(grid.len(), |g| {
         let h = grid[g];
         let seed = seed_for(base, p, alg, eps, h, "tune", 0);
         let out = match fit_one(p, alg, eps.unwrap_or(0.0), h, h.epochs, seed) {
-            Ok((w, _)) => (metric(p.app, &p.valid, &w), false),
-            Err(_) => (f64::NAN, true),
+            Ok((w, _)) => (measure(p.app, &p.valid, &w), false),
+            Err(_) => (None, true),
         };
         progress.tick();
         out
@@ -164,18 +165,24 @@ pub(super) fn run_block(
         .collect();
     let best = best_index(&scores, Goal::Lower)?;
     let (h, valid) = (grid[best], tuned[best].0);
-    let runs: Vec<(f64, f64)> = par_runs(s.final_runs, |r| {
+    // The test metric (`None`: failed or diverged) and the seconds of each fit that returned.
+    let runs: Vec<(Option<f64>, Option<f64>)> = par_runs(s.final_runs, |r| {
         let seed = seed_for(base, p, alg, eps, h, "final", r);
         let out = match fit_one(p, alg, eps.unwrap_or(0.0), h, h.epochs, seed) {
-            Ok((w, secs)) => (metric(p.app, &p.test, &w), secs),
-            Err(_) => (f64::NAN, f64::NAN),
+            Ok((w, secs)) => (measure(p.app, &p.test, &w), Some(secs)),
+            Err(_) => (None, None),
         };
         progress.tick();
         out
     });
-    let ms: Vec<f64> = runs.iter().map(|r| r.0).collect();
-    let st = Stats::of(&ms);
-    let secs: Vec<f64> = runs.iter().map(|r| r.1).filter(|v| v.is_finite()).collect();
+    let ms: Vec<Option<f64>> = runs.iter().map(|r| r.0).collect();
+    let st = RunStats::of(&ms);
+    let secs: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.1)
+        .filter(|v| v.is_finite())
+        .collect();
+    let not_finite = ms.iter().filter(|m| !m.is_some_and(f64::is_finite)).count();
     Some(Record {
         problem: p.name(),
         app: p.app.as_str().into(),
@@ -189,12 +196,12 @@ pub(super) fn run_block(
             "accuracy"
         }
         .into(),
-        test_mean: finite(st.mean),
-        test_min: finite(st.min),
-        test_max: finite(st.max),
-        test_runs: ms.iter().map(|&m| finite(m)).collect(),
-        diverged_runs: ms.iter().filter(|m| !m.is_finite()).count(),
-        valid_metric: finite(valid),
+        test_mean: st.mean,
+        test_min: st.min,
+        test_max: st.max,
+        test_runs: ms.iter().map(|m| m.and_then(finite)).collect(),
+        diverged_runs: not_finite,
+        valid_metric: valid.and_then(finite),
         batch: h.batch,
         clip: h.clip,
         step: h.step,
@@ -209,7 +216,7 @@ pub(super) fn run_block(
             Algorithm::DpScdPaperNoise => Some("sampled-records (paper's, unproven)".into()),
             _ => None,
         },
-        failed_runs: failed + ms.iter().filter(|m| !m.is_finite()).count(),
+        failed_runs: failed + not_finite,
     })
 }
 pub(super) fn parse_alg(s: &str) -> Option<Algorithm> {
@@ -260,31 +267,33 @@ pub(super) fn run_fig2_part(
         return Vec::new();
     };
     let runs = figure_runs(s);
-    let curves: Vec<Vec<f64>> = (0..runs)
+    // Each run's trace (`None`: the fit failed).
+    let curves: Vec<Option<Vec<f64>>> = (0..runs)
         .into_par_iter()
         .map(|r| {
             let seed = seed_for(base, p, alg, eps, h, "fig2", r);
             let out = fit_traced(p, alg, eps.unwrap_or(0.0), h, s.epochs, seed, true)
-                .map_or_else(|_| vec![f64::NAN; s.epochs as usize], |(_, _, t)| t);
+                .ok()
+                .map(|(_, _, t)| t);
             progress.tick();
             out
         })
         .collect();
     (1..=s.epochs)
         .map(|ep| {
-            let objs: Vec<f64> = curves
+            let objs: Vec<Option<f64>> = curves
                 .iter()
-                .map(|c| c.get(ep as usize - 1).copied().unwrap_or(f64::NAN))
+                .map(|c| c.as_ref().and_then(|c| c.get(ep as usize - 1).copied()))
                 .collect();
-            let st = Stats::of(&objs);
+            let st = RunStats::of(&objs);
             CurvePoint {
                 problem: p.name(),
                 algorithm: alg.as_str().into(),
                 epsilon: eps,
                 epochs: ep,
-                objective_mean: finite(st.mean),
-                objective_min: finite(st.min),
-                objective_max: finite(st.max),
+                objective_mean: st.mean,
+                objective_min: st.min,
+                objective_max: st.max,
             }
         })
         .collect()
@@ -318,24 +327,24 @@ pub(super) fn run_fig3_part(
                 let seed = seed_for(base, p, Algorithm::DpScd, Some(1.0), h, "fig3", r);
                 match fit_one(p, Algorithm::DpScd, 1.0, h, s.epochs, seed) {
                     Ok((w, _)) => {
-                        test.push(metric(p.app, &p.test, &w));
-                        valid.push(metric(p.app, &p.valid, &w));
+                        test.push(measure(p.app, &p.test, &w));
+                        valid.push(measure(p.app, &p.valid, &w));
                     }
                     Err(_) => {
-                        test.push(f64::NAN);
-                        valid.push(f64::NAN);
+                        test.push(None);
+                        valid.push(None);
                     }
                 }
                 progress.tick();
             }
-            let st = Stats::of(&test);
+            let st = RunStats::of(&test);
             SweepPoint {
                 batch: h.batch,
                 clip: h.clip,
-                test_mean: finite(st.mean),
-                test_min: finite(st.min),
-                test_max: finite(st.max),
-                valid_mean: finite(Stats::of(&valid).mean),
+                test_mean: st.mean,
+                test_min: st.min,
+                test_max: st.max,
+                valid_mean: RunStats::of(&valid).mean,
             }
         })
         .collect()
