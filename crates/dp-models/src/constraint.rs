@@ -279,11 +279,6 @@ impl L1BallProduct {
     pub fn blocks(&self) -> &[Vec<usize>] {
         &self.blocks
     }
-    /// The LMO of block `k` restricted to `candidates` (a non-empty subset of `P_k`):
-    /// the signed index `(j, -r sign(g_j))` with `j = argmax |g_j|`.
-    pub fn block_lmo_among(&self, grad: &[f64], candidates: &[usize]) -> (usize, f64) {
-        l1_vertex(grad, candidates.iter().copied(), self.radius)
-    }
 }
 
 impl ConstraintSet for L1BallProduct {
@@ -642,7 +637,7 @@ mod tests {
         // Sign: a positive gradient entry gives a negative vertex.
         let v = set.lmo(&[0.1, -3.0, 2.0, 0.0, 0.0]);
         assert_eq!(v.entries(), &[(1, 1.5)]);
-        // Restricted to candidates (what `L1BallProduct::block_lmo_among` does).
+        // Restricted to candidates (a block's LMO over its sampled coordinates).
         assert_eq!(
             l1_vertex(&[0.1, -3.0, 2.0, 0.0, 0.0], [0, 2], 1.5),
             (2, -1.5)

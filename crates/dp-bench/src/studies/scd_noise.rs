@@ -5,7 +5,7 @@
 //! `cargo xtask study scd-noise [EPS,..] [CLIPS,..]` (default grids: epsilon
 //! `1,10,1000,1000000`, clip `0.1,0.5`).
 
-use crate::experiments::dp_scd::{load_problem, metric, App, Data, Settings, DELTA, LAMBDA};
+use crate::experiments::dp_scd::{self, load_problem, App, Data, Settings, DELTA, LAMBDA};
 use crate::experiments::Profile;
 use dp_models::{DualLoss, Hinge, Logistic, Loss, L2};
 use dp_optim::{DpScdParams, DualNoise, SdcaParams, Solver, SolverPlan};
@@ -28,8 +28,10 @@ fn measure<L: DualLoss + Loss + Clone>(
     let wnorm = w.iter().map(|v| v * v).sum::<f64>().sqrt();
     let majority = super::majority(&p.test);
     println!(
-        "{} n = {n} p = {} sdca acc {:.4} ||w||_inf {winf:.3} ||w||_2 {wnorm:.3} majority {majority:.4}",
-        p.name(), p.fit.n_features(), metric(app, &p.test, w)
+        "{} n = {n} p = {} sdca acc {} ||w||_inf {winf:.3} ||w||_2 {wnorm:.3} majority {majority:.4}",
+        p.name(),
+        p.fit.n_features(),
+        shown(dp_scd::measure(app, &p.test, w), 4)
     );
     println!("eps | E | L | C | noise | w-noise std/coord | acc (3 seeds) | ||w||_2");
     for &eps in eps_grid {
@@ -50,7 +52,7 @@ fn measure<L: DualLoss + Loss + Clone>(
                         let mut wstd = 0.0;
                         for seed in 0..3 {
                             let f = solver.fit_seeded(&p.fit, seed)?;
-                            accs.push(metric(app, &p.test, &f.model.coefficients));
+                            accs.push(dp_scd::measure(app, &p.test, &f.model.coefficients));
                             norm = f
                                 .model
                                 .coefficients
@@ -67,7 +69,7 @@ fn measure<L: DualLoss + Loss + Clone>(
                             "{eps} | {epochs} | {batch} | {clip} | {} | {wstd:.3} | {} | {norm:.2}",
                             dn.name(),
                             accs.iter()
-                                .map(|a| format!("{a:.3}"))
+                                .map(|&a| shown(a, 3))
                                 .collect::<Vec<_>>()
                                 .join(" ")
                         );
@@ -85,4 +87,9 @@ pub(super) fn run(args: &[String]) -> anyhow::Result<()> {
     super::no_more(&args[args.len().min(2)..], "[EPS,..] [CLIPS,..]")?;
     measure(Logistic, App::Logistic, &eps, &clips)?;
     measure(Hinge, App::Svm, &eps, &clips)
+}
+
+/// A metric to print: `diverged` where the coefficients were not finite.
+fn shown(metric: Option<f64>, digits: usize) -> String {
+    metric.map_or_else(|| "diverged".to_string(), |a| format!("{a:.digits$}"))
 }

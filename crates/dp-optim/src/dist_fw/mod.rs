@@ -139,8 +139,8 @@ fn sample_positions(rng: &mut ChaCha20Rng, len: usize, tau: usize) -> Vec<usize>
 }
 
 /// The signed index maximising `s g_i` over the candidates `(i, +1), (i, -1)`, first
-/// position on ties (so a zero gradient picks `s = +1`, vertex `-r e_i`, like
-/// [`L1BallProduct::block_lmo_among`]).
+/// position on ties (so a zero gradient picks `s = +1`, vertex `-r e_i`, as the l1 ball's
+/// LMO does, [`L1BallProduct::lmo`](dp_models::constraint::ConstraintSet::lmo)).
 fn best_signed(scores: &[f64]) -> usize {
     crate::dp_gcd::argmax(scores)
 }

@@ -666,13 +666,7 @@ pub fn measure(app: App, d: &Dataset<DenseDesign>, w: &[f64]) -> Option<f64> {
         .then(|| finite_metric(app, d, w))
 }
 
-/// [`measure`] as a number to print, NaN when `w` diverged: for `examples/scd_noise.rs`
-/// only (the experiment keeps the absent metric as `None`).
-pub fn metric(app: App, d: &Dataset<DenseDesign>, w: &[f64]) -> f64 {
-    measure(app, d, w).unwrap_or(f64::NAN)
-}
-
-/// [`metric`] of finite coefficients.
+/// [`measure`] of finite coefficients.
 fn finite_metric(app: App, d: &Dataset<DenseDesign>, w: &[f64]) -> f64 {
     let mut z = vec![0.0; d.n_samples()];
     d.x().matvec(w, &mut z);
