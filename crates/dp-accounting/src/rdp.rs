@@ -217,6 +217,10 @@ fn lower_bound_above(order: f64, rdp: f64, conversion: RdpConversion) -> f64 {
     }
 }
 
+/// Most integer orders the refinement walks from the best one in each direction (a
+/// bound on the work: the walk usually takes a few steps).
+const INTEGER_WALK_MAX: usize = 4096;
+
 /// Minimises the converted epsilon of an RDP curve over `grid`.
 ///
 /// `curve(alpha)` must return a valid RDP bound at order `alpha` (`+inf` allowed for
@@ -230,7 +234,9 @@ fn lower_bound_above(order: f64, rdp: f64, conversion: RdpConversion) -> f64 {
 /// fractional grid order is evaluated only if `curve(largest evaluated order below it)`
 /// plus its conversion offset is below the best. If a custom curve is not monotone this
 /// can only make the result less tight, never invalid. With refinement, a golden-section
-/// search between the grid neighbours of the best order follows.
+/// search between the grid neighbours of the best order follows, and, where the grid
+/// evaluates only integer orders ([`OrderGrid::with_integer_above`]), a walk over the
+/// neighbouring integers of the best order while they improve.
 pub fn epsilon_from_curve<F: FnMut(f64) -> f64>(
     mut curve: F,
     delta: Delta,
@@ -354,6 +360,38 @@ pub fn epsilon_from_curve<F: FnMut(f64) -> f64>(
                 epsilon: v,
                 order: snap(a),
             };
+        }
+        // Where only integer orders are evaluated, the converted epsilon is a step
+        // function of the continuous order, which the search above can leave one or more
+        // integers short of the best one: e.g. at a small sampling rate the subsampled
+        // Gaussian's RDP stays tiny up to a knee (near `2 z^2 ln(1/q)`) and then rises by
+        // orders of magnitude within ten orders, so the optimum sits on the last integer
+        // before the knee. Walk from the best integer order to its neighbours while they
+        // improve (each step evaluates one valid bound, so the result only gets tighter);
+        // without this walk the reported epsilon could rise with more noise or fall with
+        // more steps.
+        if let Some(t) = grid.integer_above {
+            if best.order > t && best.order.fract() == 0.0 {
+                let start = best.order;
+                for dir in [1.0, -1.0] {
+                    let mut a = start;
+                    for _ in 0..INTEGER_WALK_MAX {
+                        a += dir;
+                        if a <= t {
+                            break;
+                        }
+                        let e = convert_unchecked(a, raw(a), log_delta, conversion);
+                        if e < best.epsilon {
+                            best = RdpEpsilon {
+                                epsilon: e,
+                                order: a,
+                            };
+                        } else {
+                            break;
+                        }
+                    }
+                }
+            }
         }
     }
     if let Some(a) = nan_at {
