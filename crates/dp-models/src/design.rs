@@ -383,7 +383,10 @@ impl DenseDesign {
                 "a design of {n} x {p} values does not fit in memory"
             ))
         })?;
-        let cols = F64Buf::from_fn(len, fill);
+        // Room for one more column (address space only, see `F64Buf::from_fn_with_spare`):
+        // the pipeline appends its intercept column to the design it clips and scales in
+        // place ([`DenseDesign::push_constant_column`]) without moving the others.
+        let cols = F64Buf::from_fn_with_spare(len, n, fill);
         check_finite_col_major(&cols, n)?;
         Ok(Self {
             n,
@@ -391,6 +394,65 @@ impl DenseDesign {
             cols,
             rows: OnceLock::new(),
         })
+    }
+
+    /// Applies `f(j, column_j)` to every column in place (column `j`'s `n` values,
+    /// mutable), for record-wise maps of a design the caller owns, without a second
+    /// buffer. The row-major copy, if built, is dropped (rebuilt on the next row access).
+    /// Fails if a value is not finite afterwards; the values are then unspecified, so a
+    /// caller drops the design on error.
+    ///
+    /// ```
+    /// use dp_models::DenseDesign;
+    /// let mut x = DenseDesign::from_col_major(2, 2, &[1.0, 2.0, 3.0, 4.0])?;
+    /// x.map_columns(|j, col| col.iter_mut().for_each(|v| *v *= (j + 1) as f64))?;
+    /// assert_eq!(x, DenseDesign::from_col_major(2, 2, &[1.0, 2.0, 6.0, 8.0])?);
+    /// assert!(x.map_columns(|_, col| col[0] = f64::INFINITY).is_err());
+    /// # Ok::<(), dp_models::ModelError>(())
+    /// ```
+    pub fn map_columns(&mut self, mut f: impl FnMut(usize, &mut [f64])) -> Result<()> {
+        self.rows = OnceLock::new();
+        let n = self.n;
+        for (j, col) in self.cols.as_mut_slice().chunks_exact_mut(n).enumerate() {
+            f(j, col);
+            if let Some(i) = col.iter().position(|v| !v.is_finite()) {
+                return Err(ModelError::NonFinite {
+                    what: "design",
+                    location: format!("row {i}, column {j}"),
+                    value: col[i],
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends a column of the constant `c` (an intercept's), in place when the buffer
+    /// has the room (a design from [`DenseDesign::from_col_major_with`] or
+    /// [`DenseDesign::from_row_major_deferred_rows`] has room for one column), else by
+    /// moving the values once. Fails on a non-finite `c`. The row-major copy, if built,
+    /// is dropped.
+    ///
+    /// ```
+    /// use dp_models::{DenseDesign, Design};
+    /// let mut x = DenseDesign::from_col_major_with(2, 1, |v| v.copy_from_slice(&[1.0, 2.0]))?;
+    /// x.push_constant_column(1.0)?;
+    /// assert_eq!(x, DenseDesign::from_col_major(2, 2, &[1.0, 2.0, 1.0, 1.0])?);
+    /// assert_eq!(x.row(1), &[2.0, 1.0]);
+    /// assert!(x.push_constant_column(f64::NAN).is_err());
+    /// # Ok::<(), dp_models::ModelError>(())
+    /// ```
+    pub fn push_constant_column(&mut self, c: f64) -> Result<()> {
+        if !c.is_finite() {
+            return Err(ModelError::NonFinite {
+                what: "appended constant column",
+                location: format!("column {}", self.p),
+                value: c,
+            });
+        }
+        self.rows = OnceLock::new();
+        self.cols.extend_filled(self.n, c);
+        self.p += 1;
+        Ok(())
     }
 
     /// Builds from `n` rows of `p` values each, given row after row (C order, e.g. a

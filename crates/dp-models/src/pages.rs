@@ -67,17 +67,64 @@ impl F64Buf {
         buf
     }
 
+    /// A buffer of `len` values filled by `fill` (which receives `len` zeros), with
+    /// room for `spare` more values that [`F64Buf::extend_filled`] can then add without
+    /// moving the others. The room is reserved address space: a page of it that is never
+    /// written is never given memory.
+    pub fn from_fn_with_spare(len: usize, spare: usize, fill: impl FnOnce(&mut [f64])) -> Self {
+        let mut buf = Self::zeroed_with_spare(len, spare);
+        fill(buf.as_mut_slice());
+        buf
+    }
+
     /// `len` zeros.
     pub fn zeroed(len: usize) -> Self {
+        Self::zeroed_with_spare(len, 0)
+    }
+
+    /// `len` zeros, with room for `spare` more values (see [`F64Buf::from_fn_with_spare`]).
+    fn zeroed_with_spare(len: usize, spare: usize) -> Self {
+        let cap = len.saturating_add(spare);
         #[cfg(target_os = "linux")]
         if len >= HUGE_PAGE_MIN_LEN {
-            if let Some(store) = huge_map(len) {
-                return Self { store };
+            if let Some(Store::Map { map, offset, .. }) = huge_map(cap) {
+                return Self {
+                    store: Store::Map { map, offset, len },
+                };
             }
         }
+        let mut v = Vec::with_capacity(cap);
+        v.resize(len, 0.0);
         Self {
-            store: Store::Heap(vec![0.0; len]),
+            store: Store::Heap(v),
         }
+    }
+
+    /// Appends `extra` copies of `value`: in place when the buffer has the room (see
+    /// [`F64Buf::from_fn_with_spare`]), else by moving the values to a new buffer.
+    pub fn extend_filled(&mut self, extra: usize, value: f64) {
+        let len = self.len();
+        let new_len = len.saturating_add(extra);
+        match &mut self.store {
+            Store::Heap(v) => {
+                v.resize(new_len, value);
+                return;
+            }
+            #[cfg(target_os = "linux")]
+            Store::Map { map, offset, len } => {
+                let room = (map.len() - *offset) / std::mem::size_of::<f64>();
+                if new_len <= room {
+                    *len = new_len;
+                    self.as_mut_slice()[new_len - extra..].fill(value);
+                    return;
+                }
+            }
+        }
+        let old = std::mem::replace(self, Self::zeroed(0));
+        *self = Self::from_fn(new_len, |out| {
+            out[..len].copy_from_slice(&old);
+            out[len..].fill(value);
+        });
     }
 
     /// Whether the buffer was placed in a memory map advised for huge pages (whether
@@ -193,6 +240,29 @@ mod tests {
                 assert_ne!(c, a);
             }
             assert!(F64Buf::zeroed(len).iter().all(|&x| x == 0.0));
+        }
+    }
+
+    #[test]
+    fn extend_filled_appends_in_place_or_by_moving() {
+        for len in [0, 5, HUGE_PAGE_MIN_LEN, HUGE_PAGE_MIN_LEN + 3] {
+            let v: Vec<f64> = (0..len).map(|i| i as f64 + 0.5).collect();
+            for spare in [0, 7, 1000] {
+                let mut a = F64Buf::from_fn_with_spare(len, spare, |o| o.copy_from_slice(&v));
+                assert_eq!(a.as_slice(), &v[..]);
+                let place = a.as_ptr();
+                a.extend_filled(7, -2.0);
+                assert_eq!(a.len(), len + 7);
+                assert_eq!(&a[..len], &v[..]);
+                assert!(a[len..].iter().all(|&x| x == -2.0));
+                if spare >= 7 && len > 0 {
+                    assert_eq!(a.as_ptr(), place, "len {len} spare {spare}: moved");
+                }
+                a.extend_filled(3000, 1.0);
+                assert_eq!(a.len(), len + 3007);
+                assert_eq!(&a[..len], &v[..]);
+                assert!(a[len + 7..].iter().all(|&x| x == 1.0));
+            }
         }
     }
 
