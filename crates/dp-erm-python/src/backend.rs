@@ -216,7 +216,9 @@ fn sparse_design(
 }
 
 /// The design of `x`, in the pipeline's layout (column-major, on huge pages when large):
-/// the one copy a fit makes here, written straight into the design's buffer. A C-ordered
+/// the one copy of the data a fit makes, written straight into the design's buffer and
+/// then handed to the pipeline, which clips and scales it in place
+/// ([`dp_erm::Pipeline::fit_owned`]; the caller's array is never written). A C-ordered
 /// array is transposed once, tile by tile ([`dp_models::design::transpose_into`]); a
 /// Fortran-ordered one is copied column by column as it is.
 fn design(x: Features<'_>) -> Result<DenseDesign> {
@@ -311,11 +313,11 @@ pub fn fit(x: Features<'_>, y: &[f64], spec: &FitSpec, seed: Option<u64>) -> Res
         } => {
             empty_check(n, p)?;
             let design = sparse_design(data, indices, indptr, n, p)?;
-            pipeline(spec, n, seed).fit(&Dataset::new(design, y.to_vec())?)?
+            pipeline(spec, n, seed).fit_owned(Dataset::new(design, y.to_vec())?)?
         }
         Features::Dense { .. } => {
             let design = design(x)?;
-            pipeline(spec, n, seed).fit(&Dataset::new(design, y.to_vec())?)?
+            pipeline(spec, n, seed).fit_owned(Dataset::new(design, y.to_vec())?)?
         }
     };
     if let Some(i) = report

@@ -302,7 +302,7 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
         Data::Dense(data, names, target) => {
             check_unique_names(&args.input.data, &names, &target)?;
             check_labels(&args.input.data, args.loss, labels.is_some(), data.y())?;
-            fit_with(args, format, &data, names, Some(target), labels)
+            fit_with(args, format, data, names, Some(target), labels)
         }
         Data::Sparse(data) => {
             check_labels(&args.input.data, args.loss, false, data.y())?;
@@ -310,16 +310,17 @@ pub(super) fn fit_report(args: &FitArgs, format: Format) -> Result<Report> {
             let names = (1..=data.n_features())
                 .map(|j| format!("feature {j}"))
                 .collect();
-            fit_with(args, format, &data, names, None, labels)
+            fit_with(args, format, data, names, None, labels)
         }
     }
 }
 
-/// The pipeline on a loaded design (dense from a CSV, sparse from a LIBSVM file).
+/// The pipeline on a loaded design (dense from a CSV, sparse from a LIBSVM file), handed
+/// over to it ([`Pipeline::fit_owned`]: a dense design is clipped and scaled in place).
 fn fit_with<D: PipelineDesign>(
     args: &FitArgs,
     format: Format,
-    data: &Dataset<D>,
+    data: Dataset<D>,
     names: Vec<String>,
     target: Option<String>,
     labels: Option<(String, String)>,
@@ -374,7 +375,7 @@ fn fit_with<D: PipelineDesign>(
         pipe = pipe.batch_size(v);
     }
     let fit = pipe
-        .fit(data)
+        .fit_owned(data)
         .context("the pipeline (private bounds, clipping and scaling, fit) failed")?;
 
     // 1. The guarantee.

@@ -636,12 +636,29 @@ impl Pipeline {
     /// ([`dp_models::DenseDesign`]) or sparse ([`dp_models::SparseDesign`]: zeros stay
     /// zeros, declared bounds only; see [`crate::design`]).
     pub fn fit<D: PipelineDesign>(&self, data: &Dataset<D>) -> Result<FitReport> {
-        let c = self.check(data)?;
+        self.fit_cow(Cow::Borrowed(data))
+    }
+
+    /// [`Pipeline::fit`] of a dataset the caller hands over (the front ends' path: the
+    /// command line and the Python package build the design for the fit and need it no
+    /// more). The same report bit for bit. Without a test split (which keeps the
+    /// training rows for the held-out scores) a dense design is clipped and scaled in
+    /// place ([`PipelineDesign::clip_and_scale_owned`]) and its intercept column
+    /// appended in the room its buffer keeps for one, so the fit holds one `n x p`
+    /// buffer instead of two (row normalisation still makes its normalised copy, and a
+    /// support bound's intercept column is still appended by a copy).
+    pub fn fit_owned<D: PipelineDesign>(&self, data: Dataset<D>) -> Result<FitReport> {
+        self.fit_cow(Cow::Owned(data))
+    }
+
+    fn fit_cow<D: PipelineDesign>(&self, data: Cow<'_, Dataset<D>>) -> Result<FitReport> {
+        let c = self.check(&data)?;
         // 0. Row normalisation, record by record (before the split: each row alone).
-        let normalized;
         let data = if self.normalize_rows {
-            normalized = Dataset::new(data.x().normalized_rows()?, data.y().to_vec())?;
-            &normalized
+            Cow::Owned(Dataset::new(
+                data.x().normalized_rows()?,
+                data.y().to_vec(),
+            )?)
         } else {
             data
         };
@@ -655,18 +672,24 @@ impl Pipeline {
         let (train, test) = match self.test_fraction {
             Some(f) => {
                 let split_seed: u64 = rng.random();
-                let (tr, te) = train_test_split(data, f, split_seed)?;
+                let (tr, te) = train_test_split(&data, f, split_seed)?;
                 (Cow::Owned(tr), Some(te))
             }
-            None => (Cow::Borrowed(data), None),
+            None => (data, None),
         };
         let loss = AnyLoss::from_kind(c.loss_kind);
         train.check_labels_for(&loss)?;
         let (n, p) = (train.n_samples(), train.n_features());
         // 2. Bounds: plan and charge the private releases before drawing any.
         let b = self.bounds(&c, &train, &mut rng)?;
-        // 3. Clip and scale, record by record.
-        let s = self.scale(&c, &b, &train)?;
+        // 3. Clip and scale, record by record. The training set is kept for the scores
+        // when there is a test set; otherwise it is handed to the step (an owned one is
+        // mapped in place).
+        let (s, kept) = if test.is_some() {
+            (self.scale(&c, &b, Cow::Borrowed(&*train))?, Some(train))
+        } else {
+            (self.scale(&c, &b, train)?, None)
+        };
         // 4. Fit, on what the bounds left of the budget.
         let fit_budget = Self::fit_budget(&c, &b)?;
         let weights = (c.intercept && !s.dual_intercept).then(|| {
@@ -711,9 +734,9 @@ impl Pipeline {
 
         // Non-private diagnostics.
         let warnings = self.clipping_warnings(&b, &s, n);
-        let scores = match &test {
-            Some(t) => score(&model, &train, t)?,
-            None => Vec::new(),
+        let scores = match (&test, &kept) {
+            (Some(t), Some(train)) => score(&model, train, t)?,
+            _ => Vec::new(),
         };
         let diagnostics = Diagnostics {
             privacy: "computed from the data without privacy: do not publish".into(),

@@ -5,6 +5,7 @@
 //! diagnostics. [`Pipeline::fit`] runs them in order.
 
 use super::*;
+use std::borrow::Cow;
 
 /// The caller's settings, checked and resolved before any data is read (all public).
 pub(super) struct Checked {
@@ -346,7 +347,7 @@ impl Pipeline {
         &self,
         c: &Checked,
         b: &Bounds,
-        train: &Dataset<D>,
+        train: Cow<'_, Dataset<D>>,
     ) -> Result<Scaled<D>> {
         let (n, p) = (train.n_samples(), train.n_features());
         let (intercept, support) = (c.intercept, c.support);
@@ -394,12 +395,22 @@ impl Pipeline {
         } else {
             1.0
         });
+        // A training set handed over is clipped and scaled in place (dense); a borrowed
+        // one into a new design. The same values either way.
+        let (x_in, y_in): (Cow<'_, D>, Cow<'_, [f64]>) = match train {
+            Cow::Owned(d) => {
+                let (x, y) = d.into_parts();
+                (Cow::Owned(x), Cow::Owned(y))
+            }
+            Cow::Borrowed(d) => (Cow::Borrowed(d.x()), Cow::Borrowed(d.y())),
+        };
+        let clip_scale = |x: Cow<'_, D>, constant: Option<f64>| match x {
+            Cow::Owned(x) => x.clip_and_scale_owned(feature_ranges, &centres, &scales, constant),
+            Cow::Borrowed(x) => x.clip_and_scale(feature_ranges, &centres, &scales, constant),
+        };
         let (x, clipped_per_column, projected_records) = match self.max_nonzeros {
             Some(k) => {
-                let (mut x, clipped) =
-                    train
-                        .x()
-                        .clip_and_scale(feature_ranges, &centres, &scales, None)?;
+                let (mut x, clipped) = clip_scale(x_in, None)?;
                 // The declared support bound: a record with more non-zeros keeps its
                 // largest (a fixed map of each record; dp_optim::support).
                 let projected = RowSupport::AtMost(k).project(&mut x)?;
@@ -414,10 +425,7 @@ impl Pipeline {
                 (x, clipped, Some(projected))
             }
             None => {
-                let (x, clipped) =
-                    train
-                        .x()
-                        .clip_and_scale(feature_ranges, &centres, &scales, constant)?;
+                let (x, clipped) = clip_scale(x_in, constant)?;
                 (x, clipped, None)
             }
         };
@@ -430,18 +438,14 @@ impl Pipeline {
         let (target_cs, y, target_clipped) = match target {
             Some(((lo, hi), _)) => {
                 let (c, s) = centre_scale((lo, hi), intercept);
-                let k = train.y().iter().filter(|&&v| v < lo || v > hi).count();
+                let k = y_in.iter().filter(|&&v| v < lo || v > hi).count();
                 (
                     Some((c, s)),
-                    train
-                        .y()
-                        .iter()
-                        .map(|v| (v.clamp(lo, hi) - c) / s)
-                        .collect(),
+                    y_in.iter().map(|v| (v.clamp(lo, hi) - c) / s).collect(),
                     Some(k),
                 )
             }
-            None => (None, train.y().to_vec(), None),
+            None => (None, y_in.into_owned(), None),
         };
         Ok(Scaled {
             data: Dataset::new(x, y)?,
