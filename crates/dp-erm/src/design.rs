@@ -105,13 +105,8 @@ impl PipelineDesign for DenseDesign {
         let x = DenseDesign::from_col_major_with(n, q, |cols| {
             let (scaled, last) = cols.split_at_mut(n * p);
             for (j, out) in scaled.chunks_exact_mut(n).enumerate() {
-                let ((lo, hi), c, s) = (ranges[j], centres[j], scales[j]);
-                let mut k = 0usize;
-                for (o, &v) in out.iter_mut().zip(self.col(j)) {
-                    k += usize::from(v < lo || v > hi);
-                    *o = clip_scale(v, lo, hi, c, s);
-                }
-                clipped[j] = k;
+                let pairs = out.iter_mut().zip(self.col(j).iter().copied());
+                clipped[j] = clip_scale_into(pairs, ranges[j], centres[j], scales[j]);
             }
             if let Some(c) = constant {
                 last.fill(c);
@@ -129,13 +124,11 @@ impl PipelineDesign for DenseDesign {
     ) -> Result<(Self, Vec<usize>)> {
         let mut clipped = vec![0usize; self.n_features()];
         self.map_columns(|j, col| {
-            let ((lo, hi), c, s) = (ranges[j], centres[j], scales[j]);
-            let mut k = 0usize;
-            for v in col.iter_mut() {
-                k += usize::from(*v < lo || *v > hi);
-                *v = clip_scale(*v, lo, hi, c, s);
-            }
-            clipped[j] = k;
+            let pairs = col.iter_mut().map(|v| {
+                let x = *v;
+                (v, x)
+            });
+            clipped[j] = clip_scale_into(pairs, ranges[j], centres[j], scales[j]);
         })?;
         if let Some(c) = constant {
             self.push_constant_column(c)?;
@@ -148,11 +141,23 @@ impl PipelineDesign for DenseDesign {
     }
 }
 
-/// Step 3's map of one dense value, `(clamp(v, lo, hi) - c) / s`: the one formula of the
-/// borrowed and the owned dense path, so that both give the same bits.
+/// Step 3's map of one dense column: every `(out, v)` pair gets
+/// `out = (clamp(v, lo, hi) - c) / s`; returns how many `v` were outside `[lo, hi]`. The
+/// one loop of the borrowed path (`out` in a new design, `v` from the old) and the owned
+/// one (`out` is `v`'s own place), so that both give the same bits and counts.
 #[inline(always)]
-fn clip_scale(v: f64, lo: f64, hi: f64, c: f64, s: f64) -> f64 {
-    (v.clamp(lo, hi) - c) / s
+fn clip_scale_into<'a>(
+    pairs: impl Iterator<Item = (&'a mut f64, f64)>,
+    (lo, hi): (f64, f64),
+    c: f64,
+    s: f64,
+) -> usize {
+    let mut k = 0usize;
+    for (out, v) in pairs {
+        k += usize::from(v < lo || v > hi);
+        *out = (v.clamp(lo, hi) - c) / s;
+    }
+    k
 }
 
 impl PipelineDesign for SparseDesign {

@@ -5,7 +5,6 @@
 //! diagnostics. [`Pipeline::fit`] runs them in order.
 
 use super::*;
-use std::borrow::Cow;
 
 /// The caller's settings, checked and resolved before any data is read (all public).
 pub(super) struct Checked {
