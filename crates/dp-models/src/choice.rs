@@ -205,63 +205,73 @@ macro_rules! each_loss {
     };
 }
 
-impl Loss for AnyLoss {
-    fn name(&self) -> &'static str {
-        each_loss!(self, l => l.name())
-    }
-    #[inline]
-    fn value(&self, z: f64, y: f64) -> f64 {
-        each_loss!(self, l => l.value(z, y))
-    }
-    #[inline]
-    fn derivative(&self, z: f64, y: f64) -> f64 {
-        each_loss!(self, l => l.derivative(z, y))
-    }
-    fn curvature_bound(&self) -> Option<f64> {
-        each_loss!(self, l => l.curvature_bound())
-    }
-    fn derivative_bound(&self, label_bound: f64) -> Option<f64> {
-        each_loss!(self, l => l.derivative_bound(label_bound))
-    }
-    fn is_smooth(&self) -> bool {
-        each_loss!(self, l => l.is_smooth())
-    }
-    fn is_classification(&self) -> bool {
-        each_loss!(self, l => l.is_classification())
-    }
-    fn conjugate(&self, u: f64, y: f64) -> Option<f64> {
-        each_loss!(self, l => l.conjugate(u, y))
-    }
-    #[inline]
-    fn is_residual_loss(&self) -> bool {
-        each_loss!(self, l => l.is_residual_loss())
-    }
-    #[inline]
-    fn dense_col_grad_sum(
-        &self,
-        x: &[f64],
-        z: &[f64],
-        y: Option<&[f64]>,
-        clip: Option<f64>,
-    ) -> f64 {
-        each_loss!(self, l => l.dense_col_grad_sum(x, z, y, clip))
-    }
-    #[inline]
-    fn derivatives(&self, z: &[f64], y: &[f64], out: &mut [f64]) {
-        each_loss!(self, l => l.derivatives(z, y, out))
-    }
-    #[inline]
-    fn dense_step_grad_sum(
-        &self,
-        update: (&[f64], f64),
-        x: &[f64],
-        z: &mut [f64],
-        y: Option<&[f64]>,
-        clip: Option<f64>,
-    ) -> f64 {
-        each_loss!(self, l => l.dense_step_grad_sum(update, x, z, y, clip))
-    }
+/// The `Loss` impl of `$ty`, forwarding every method through `$each!` (one of the `each_*`
+/// matches): the run-time choices share one forwarding list, so a method the one
+/// forwards the other cannot forget (a forgotten one would fall back to the trait's
+/// generic default, e.g. the scalar kernels instead of the loss's SIMD ones).
+macro_rules! forward_loss {
+    ($ty:ident, $each:ident) => {
+        impl Loss for $ty {
+            fn name(&self) -> &'static str {
+                $each!(self, l => l.name())
+            }
+            #[inline]
+            fn value(&self, z: f64, y: f64) -> f64 {
+                $each!(self, l => l.value(z, y))
+            }
+            #[inline]
+            fn derivative(&self, z: f64, y: f64) -> f64 {
+                $each!(self, l => l.derivative(z, y))
+            }
+            fn curvature_bound(&self) -> Option<f64> {
+                $each!(self, l => l.curvature_bound())
+            }
+            fn derivative_bound(&self, label_bound: f64) -> Option<f64> {
+                $each!(self, l => l.derivative_bound(label_bound))
+            }
+            fn is_smooth(&self) -> bool {
+                $each!(self, l => l.is_smooth())
+            }
+            fn is_classification(&self) -> bool {
+                $each!(self, l => l.is_classification())
+            }
+            fn conjugate(&self, u: f64, y: f64) -> Option<f64> {
+                $each!(self, l => l.conjugate(u, y))
+            }
+            #[inline]
+            fn is_residual_loss(&self) -> bool {
+                $each!(self, l => l.is_residual_loss())
+            }
+            #[inline]
+            fn dense_col_grad_sum(
+                &self,
+                x: &[f64],
+                z: &[f64],
+                y: Option<&[f64]>,
+                clip: Option<f64>,
+            ) -> f64 {
+                $each!(self, l => l.dense_col_grad_sum(x, z, y, clip))
+            }
+            #[inline]
+            fn derivatives(&self, z: &[f64], y: &[f64], out: &mut [f64]) {
+                $each!(self, l => l.derivatives(z, y, out))
+            }
+            #[inline]
+            fn dense_step_grad_sum(
+                &self,
+                update: (&[f64], f64),
+                x: &[f64],
+                z: &mut [f64],
+                y: Option<&[f64]>,
+                clip: Option<f64>,
+            ) -> f64 {
+                $each!(self, l => l.dense_step_grad_sum(update, x, z, y, clip))
+            }
+        }
+    };
 }
+
+forward_loss!(AnyLoss, each_loss);
 
 /// A loss with dual coordinate steps (SDCA, DP-SCD) chosen at run time. Forwards every
 /// [`Loss`] and [`DualLoss`] method.
@@ -307,63 +317,7 @@ macro_rules! each_dual {
     };
 }
 
-impl Loss for AnyDualLoss {
-    fn name(&self) -> &'static str {
-        each_dual!(self, l => l.name())
-    }
-    #[inline]
-    fn value(&self, z: f64, y: f64) -> f64 {
-        each_dual!(self, l => l.value(z, y))
-    }
-    #[inline]
-    fn derivative(&self, z: f64, y: f64) -> f64 {
-        each_dual!(self, l => l.derivative(z, y))
-    }
-    fn curvature_bound(&self) -> Option<f64> {
-        each_dual!(self, l => l.curvature_bound())
-    }
-    fn derivative_bound(&self, label_bound: f64) -> Option<f64> {
-        each_dual!(self, l => l.derivative_bound(label_bound))
-    }
-    fn is_smooth(&self) -> bool {
-        each_dual!(self, l => l.is_smooth())
-    }
-    fn is_classification(&self) -> bool {
-        each_dual!(self, l => l.is_classification())
-    }
-    fn conjugate(&self, u: f64, y: f64) -> Option<f64> {
-        each_dual!(self, l => l.conjugate(u, y))
-    }
-    #[inline]
-    fn is_residual_loss(&self) -> bool {
-        each_dual!(self, l => l.is_residual_loss())
-    }
-    #[inline]
-    fn dense_col_grad_sum(
-        &self,
-        x: &[f64],
-        z: &[f64],
-        y: Option<&[f64]>,
-        clip: Option<f64>,
-    ) -> f64 {
-        each_dual!(self, l => l.dense_col_grad_sum(x, z, y, clip))
-    }
-    #[inline]
-    fn derivatives(&self, z: &[f64], y: &[f64], out: &mut [f64]) {
-        each_dual!(self, l => l.derivatives(z, y, out))
-    }
-    #[inline]
-    fn dense_step_grad_sum(
-        &self,
-        update: (&[f64], f64),
-        x: &[f64],
-        z: &mut [f64],
-        y: Option<&[f64]>,
-        clip: Option<f64>,
-    ) -> f64 {
-        each_dual!(self, l => l.dense_step_grad_sum(update, x, z, y, clip))
-    }
-}
+forward_loss!(AnyDualLoss, each_dual);
 
 impl DualLoss for AnyDualLoss {
     #[inline]
@@ -573,15 +527,11 @@ mod tests {
     fn every_trait_method_is_forwarded() {
         let this = include_str!("choice.rs");
         let cases = [
+            // `forward_loss!`'s body: the impl of AnyLoss and of AnyDualLoss.
             (
                 include_str!("loss.rs"),
                 "pub trait Loss",
-                "impl Loss for AnyLoss",
-            ),
-            (
-                include_str!("loss.rs"),
-                "pub trait Loss",
-                "impl Loss for AnyDualLoss",
+                "impl Loss for $ty",
             ),
             (
                 include_str!("dual.rs"),
@@ -594,6 +544,12 @@ mod tests {
                 "impl Penalty for AnyPenalty",
             ),
         ];
+        for ty in ["AnyLoss", "AnyDualLoss"] {
+            assert!(
+                this.contains(&format!("forward_loss!({ty}, ")),
+                "{ty} does not take its Loss impl from forward_loss!"
+            );
+        }
         for (src, tr, imp) in cases {
             let wanted = trait_methods(src, tr);
             assert!(wanted.len() >= 3, "{tr}: found only {wanted:?}");
