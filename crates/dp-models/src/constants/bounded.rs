@@ -206,6 +206,92 @@ where
     D: Design,
     R: Rng + ?Sized,
 {
+    let BoundedSetup {
+        c: _,
+        n,
+        p,
+        beta,
+        r2,
+        caps,
+        ceilings,
+    } = bounded_setup(loss, x, &bounds, opts)?;
+    let shift = beta.map_or(0.0, |beta| (p as f64 / (2.0 * beta)).ln().max(0.0));
+    let units = knapsack_units(&caps, r2).min(p as f64);
+    let delta = match opts.neighbours {
+        Neighbours::ReplaceOne => positive("sensitivity", (2.0 * units).min(p as f64) / n as f64)?,
+        Neighbours::AddRemove { .. } => {
+            positive("sensitivity", units / opts.neighbours.normaliser(n)? as f64)?
+        }
+    };
+    let eps = epsilon.get();
+    let scale = positive("Laplace scale", delta / eps)?;
+    let charged = laplace_epsilon(Sensitivity::new(delta, Norm::L1)?, scale)?;
+    // Charge first: if the budget refuses, nothing is computed from the data.
+    ledger.charge(Charge::PureDp {
+        epsilon: charged,
+        count: 1,
+        label: "private coordinate smoothness M_j (bounded rows, one L1 Laplace release)".into(),
+    })?;
+    // Row clipping factors (one pass over the rows, outside the per-coordinate loop).
+    let units = clipped_unit_means(
+        x,
+        &caps,
+        &row_clip_factors(x, r2),
+        opts.neighbours.normaliser(n)?,
+    );
+    let noise = Laplace::new(scale)?;
+    let mut estimates = Vec::with_capacity(p);
+    let mut laplace_scales = Vec::with_capacity(p);
+    let (mut floored, mut ceiled) = (0, 0);
+    for (j, &unit) in units.iter().enumerate() {
+        let y = unit + noise.sample(rng) + shift * scale;
+        let ceiling = ceilings[j];
+        let floor = noise_floor(ceiling, opts.floor_fraction, shift, ceiling * scale);
+        let m = clamp_estimate(ceiling * y, floor, ceiling, &mut floored, &mut ceiled);
+        estimates.push(m);
+        laplace_scales.push(ceiling * scale);
+    }
+    Ok(BoundedSmoothness {
+        estimates: Tagged {
+            value: estimates,
+            provenance: Provenance::privately_estimated(charged)?,
+        },
+        ceilings,
+        laplace_scales,
+        normalised_sensitivity: delta,
+        shift_in_scales: shift,
+        epsilon: charged,
+        floored,
+        ceiled,
+    })
+}
+
+/// What both bounded estimators ([`private_coordinate_smoothness_bounded`],
+/// [`private_coordinate_smoothness_gaussian`]) check and derive from public inputs
+/// before they touch the data: the curvature `c`, the shape, the validated failure
+/// probability, the squared row-norm bound `r2` (infinite without one), the squared
+/// per-coordinate caps `cap_j = min(b_j^2, r2)` and the ceilings `c cap_j`.
+pub(super) struct BoundedSetup {
+    pub c: f64,
+    pub n: usize,
+    pub p: usize,
+    pub beta: Option<f64>,
+    pub r2: f64,
+    pub caps: Vec<f64>,
+    pub ceilings: Vec<f64>,
+}
+
+/// The checks and public quantities of [`BoundedSetup`]; errors name the bad input.
+pub(super) fn bounded_setup<L, D>(
+    loss: &L,
+    x: &D,
+    bounds: &SmoothnessBounds<'_>,
+    opts: &BoundedSmoothnessOptions,
+) -> Result<BoundedSetup>
+where
+    L: Loss + ?Sized,
+    D: Design,
+{
     let c = curvature_of(loss)?;
     let (n, p) = (x.n_samples(), x.n_features());
     if n == 0 || p == 0 {
@@ -221,11 +307,9 @@ where
             expected: "the floor is a fraction of the ceiling in (0, 1]",
         });
     }
-    let shift = match opts.failure_probability {
-        None => 0.0,
-        Some(beta) if beta.is_finite() && beta > 0.0 && beta < 1.0 => {
-            (p as f64 / (2.0 * beta)).ln().max(0.0)
-        }
+    let beta = match opts.failure_probability {
+        None => None,
+        Some(beta) if beta.is_finite() && beta > 0.0 && beta < 1.0 => Some(beta),
         Some(beta) => {
             return Err(ModelError::InvalidParameter {
                 name: "failure_probability",
@@ -268,64 +352,36 @@ where
     };
     let ceilings: Vec<f64> = caps.iter().map(|cap| c * cap).collect();
     check_positive("smoothness ceiling c cap_j", &ceilings)?;
-    let units = knapsack_units(&caps, r2).min(p as f64);
-    let delta = match opts.neighbours {
-        Neighbours::ReplaceOne => positive("sensitivity", (2.0 * units).min(p as f64) / n as f64)?,
-        Neighbours::AddRemove { .. } => {
-            positive("sensitivity", units / opts.neighbours.normaliser(n)? as f64)?
-        }
-    };
-    let eps = epsilon.get();
-    let scale = positive("Laplace scale", delta / eps)?;
-    let charged = laplace_epsilon(Sensitivity::new(delta, Norm::L1)?, scale)?;
-    // Charge first: if the budget refuses, nothing is computed from the data.
-    ledger.charge(Charge::PureDp {
-        epsilon: charged,
-        count: 1,
-        label: "private coordinate smoothness M_j (bounded rows, one L1 Laplace release)".into(),
-    })?;
-    // Row clipping factors (one pass over the rows, outside the per-coordinate loop).
-    let units = clipped_unit_means(
-        x,
-        &caps,
-        &row_clip_factors(x, r2),
-        opts.neighbours.normaliser(n)?,
-    );
-    let noise = Laplace::new(scale)?;
-    let mut estimates = Vec::with_capacity(p);
-    let mut laplace_scales = Vec::with_capacity(p);
-    let (mut floored, mut ceiled) = (0, 0);
-    for (j, &unit) in units.iter().enumerate() {
-        let y = unit + noise.sample(rng) + shift * scale;
-        let ceiling = ceilings[j];
-        let floor = noise_floor(ceiling, opts.floor_fraction, shift, ceiling * scale);
-        let m = ceiling * y;
-        // A NaN (impossible with finite inputs) is raised to the ceiling: the safe side.
-        let m = if m.is_nan() || m > ceiling {
-            ceiled += 1;
-            ceiling
-        } else if m < floor {
-            floored += 1;
-            floor
-        } else {
-            m
-        };
-        estimates.push(m);
-        laplace_scales.push(ceiling * scale);
-    }
-    Ok(BoundedSmoothness {
-        estimates: Tagged {
-            value: estimates,
-            provenance: Provenance::privately_estimated(charged)?,
-        },
+    Ok(BoundedSetup {
+        c,
+        n,
+        p,
+        beta,
+        r2,
+        caps,
         ceilings,
-        laplace_scales,
-        normalised_sensitivity: delta,
-        shift_in_scales: shift,
-        epsilon: charged,
-        floored,
-        ceiled,
     })
+}
+
+/// Clamps a released estimate `m` into `[floor, ceiling]` (a NaN, impossible with finite
+/// inputs, goes to the ceiling: the safe side) and counts which side clamped it.
+/// Post-processing of the release.
+pub(super) fn clamp_estimate(
+    m: f64,
+    floor: f64,
+    ceiling: f64,
+    floored: &mut usize,
+    ceiled: &mut usize,
+) -> f64 {
+    if m.is_nan() || m > ceiling {
+        *ceiled += 1;
+        ceiling
+    } else if m < floor {
+        *floored += 1;
+        floor
+    } else {
+        m
+    }
 }
 
 /// The floor of a released estimate whose noise has scale `noise` (Laplace scale or

@@ -105,69 +105,17 @@ where
     D: Design,
     R: Rng + ?Sized,
 {
-    let c = curvature_of(loss)?;
-    let (n, p) = (x.n_samples(), x.n_features());
-    if n == 0 || p == 0 {
-        return Err(ModelError::Empty(format!(
-            "cannot estimate smoothness constants of a {n} x {p} design"
-        )));
-    }
+    let BoundedSetup {
+        c,
+        n,
+        p,
+        beta,
+        r2,
+        caps,
+        ceilings,
+    } = bounded_setup(loss, x, &bounds, opts)?;
     let z = positive("noise multiplier", noise_multiplier)?;
-    if !(opts.floor_fraction.is_finite() && opts.floor_fraction > 0.0 && opts.floor_fraction <= 1.0)
-    {
-        return Err(ModelError::InvalidParameter {
-            name: "floor_fraction",
-            value: opts.floor_fraction,
-            expected: "the floor is a fraction of the ceiling in (0, 1]",
-        });
-    }
-    let shift = match opts.failure_probability {
-        None => 0.0,
-        Some(beta) if beta.is_finite() && beta > 0.0 && beta < 1.0 => {
-            gaussian_tail_shift(beta / p as f64)
-        }
-        Some(beta) => {
-            return Err(ModelError::InvalidParameter {
-                name: "failure_probability",
-                value: beta,
-                expected:
-                    "the probability that an estimate is not an upper bound must be in (0, 1)",
-            })
-        }
-    };
-    let r2 = match bounds.row_norm_bound {
-        Some(r) => {
-            let r = positive("row norm bound", r)?;
-            positive("squared row norm bound", r * r)?
-        }
-        None => f64::INFINITY,
-    };
-    let caps: Vec<f64> = match bounds.feature_bounds {
-        Some(b) => {
-            if b.len() != p {
-                return Err(ModelError::Shape(format!(
-                    "{} feature bounds given for a design with {p} features",
-                    b.len()
-                )));
-            }
-            let mut caps = Vec::with_capacity(p);
-            for &bj in b {
-                positive("feature bound", bj)?;
-                caps.push(positive("squared feature bound", bj * bj)?.min(r2));
-            }
-            caps
-        }
-        None if r2.is_finite() => vec![r2; p],
-        None => {
-            return Err(ModelError::InvalidParameter {
-                name: "bounds",
-                value: f64::NAN,
-                expected: "give per-feature bounds, a row-norm bound, or both",
-            })
-        }
-    };
-    let ceilings: Vec<f64> = caps.iter().map(|cap| c * cap).collect();
-    check_positive("smoothness ceiling c cap_j", &ceilings)?;
+    let shift = beta.map_or(0.0, |beta| gaussian_tail_shift(beta / p as f64));
     let cap_l2 = caps.iter().map(|v| v * v).sum::<f64>().sqrt();
     let row_vector_bound = positive("row vector bound V", c * r2.min(cap_l2))?;
     let l2_sensitivity = match opts.neighbours {
@@ -195,16 +143,7 @@ where
         let m = mean + noise.sample(rng) + shift * noise_std;
         let ceiling = ceilings[j];
         let floor = noise_floor(ceiling, opts.floor_fraction, shift, noise_std);
-        // A NaN (impossible with finite inputs) is raised to the ceiling: the safe side.
-        let m = if m.is_nan() || m > ceiling {
-            ceiled += 1;
-            ceiling
-        } else if m < floor {
-            floored += 1;
-            floor
-        } else {
-            m
-        };
+        let m = clamp_estimate(m, floor, ceiling, &mut floored, &mut ceiled);
         estimates.push(m);
     }
     Ok(GaussianSmoothness {
