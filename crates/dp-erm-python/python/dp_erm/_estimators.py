@@ -287,7 +287,45 @@ class _DPClassifier(ClassifierMixin, _DPLinearBase):
         return tags
 
 
-class DPLogisticRegression(_DPClassifier):
+class _DPL2Classifier(_DPClassifier):
+    """The L2-penalised classifiers' parameters (``C``, as scikit-learn's): the penalty
+    on the scaled problem is ``||w||^2 / (2 C n)``."""
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=None,
+        bounds_X=None,
+        C=1.0,
+        algorithm="dp-cd",
+        fit_intercept=True,
+        passes=None,
+        step_scale=None,
+        clip=None,
+        batch_size=None,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds_X = bounds_X
+        self.C = C
+        self.algorithm = algorithm
+        self.fit_intercept = fit_intercept
+        self.passes = passes
+        self.step_scale = step_scale
+        self.clip = clip
+        self.batch_size = batch_size
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _penalty(self, n):
+        if not isinstance(self.C, numbers.Real) or not self.C > 0:
+            raise ValueError(f"C={self.C!r}: must be a number > 0")
+        return "l2", 1.0 / (self.C * n)
+
+
+class DPLogisticRegression(_DPL2Classifier):
     """Private binary logistic regression (``log(1 + exp(-y x^T w))`` + L2).
 
     Parameters
@@ -349,39 +387,6 @@ class DPLogisticRegression(_DPClassifier):
 
     _loss = "logistic"
 
-    def __init__(
-        self,
-        epsilon=1.0,
-        delta=None,
-        bounds_X=None,
-        C=1.0,
-        algorithm="dp-cd",
-        fit_intercept=True,
-        passes=None,
-        step_scale=None,
-        clip=None,
-        batch_size=None,
-        n_jobs=None,
-        random_state=None,
-    ):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.bounds_X = bounds_X
-        self.C = C
-        self.algorithm = algorithm
-        self.fit_intercept = fit_intercept
-        self.passes = passes
-        self.step_scale = step_scale
-        self.clip = clip
-        self.batch_size = batch_size
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-
-    def _penalty(self, n):
-        if not isinstance(self.C, numbers.Real) or not self.C > 0:
-            raise ValueError(f"C={self.C!r}: must be a number > 0")
-        return "l2", 1.0 / (self.C * n)
-
     def predict_proba(self, X):
         """``[P(classes_[0]), P(classes_[1])]`` for every row."""
         z = self.decision_function(X)
@@ -394,46 +399,13 @@ class DPLogisticRegression(_DPClassifier):
             return np.log(self.predict_proba(X))
 
 
-class DPLinearSVC(_DPClassifier):
+class DPLinearSVC(_DPL2Classifier):
     """Private linear SVM with the squared hinge loss ``max(0, 1 - y x^T w)^2`` + L2.
 
     Same parameters and attributes as :class:`DPLogisticRegression` (no probabilities).
     """
 
     _loss = "squared-hinge"
-
-    def __init__(
-        self,
-        epsilon=1.0,
-        delta=None,
-        bounds_X=None,
-        C=1.0,
-        algorithm="dp-cd",
-        fit_intercept=True,
-        passes=None,
-        step_scale=None,
-        clip=None,
-        batch_size=None,
-        n_jobs=None,
-        random_state=None,
-    ):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.bounds_X = bounds_X
-        self.C = C
-        self.algorithm = algorithm
-        self.fit_intercept = fit_intercept
-        self.passes = passes
-        self.step_scale = step_scale
-        self.clip = clip
-        self.batch_size = batch_size
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-
-    def _penalty(self, n):
-        if not isinstance(self.C, numbers.Real) or not self.C > 0:
-            raise ValueError(f"C={self.C!r}: must be a number > 0")
-        return "l2", 1.0 / (self.C * n)
 
 
 class _DPRegressor(RegressorMixin, _DPLinearBase):
@@ -510,80 +482,55 @@ class DPLinearRegression(_DPRegressor):
         return "none", 0.0
 
 
-class DPElasticNet(_DPRegressor):
+class _DPAlphaRegressor(_DPRegressor):
+    """The regressors with a penalty strength ``alpha`` (``_penalty_name``'s)."""
+
+    _penalty_name = "l1"
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=None,
+        bounds_X=None,
+        bounds_y=None,
+        alpha=0.01,
+        algorithm="dp-cd",
+        fit_intercept=True,
+        passes=None,
+        step_scale=None,
+        clip=None,
+        batch_size=None,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
+        self.alpha = alpha
+        self.algorithm = algorithm
+        self.fit_intercept = fit_intercept
+        self.passes = passes
+        self.step_scale = step_scale
+        self.clip = clip
+        self.batch_size = batch_size
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _penalty(self, n):
+        if not isinstance(self.alpha, numbers.Real) or not self.alpha >= 0:
+            raise ValueError(f"alpha={self.alpha!r}: must be a number >= 0")
+        return self._penalty_name, self.alpha
+
+
+class DPElasticNet(_DPAlphaRegressor):
     """Private elastic net: ``(x^T w - y)^2 / 2 + alpha (|w|_1 + |w|_2^2 / 2)`` on the
     pipeline's scaled problem (the library's elastic-net penalty; no ``l1_ratio``)."""
 
-    def __init__(
-        self,
-        epsilon=1.0,
-        delta=None,
-        bounds_X=None,
-        bounds_y=None,
-        alpha=0.01,
-        algorithm="dp-cd",
-        fit_intercept=True,
-        passes=None,
-        step_scale=None,
-        clip=None,
-        batch_size=None,
-        n_jobs=None,
-        random_state=None,
-    ):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.bounds_X = bounds_X
-        self.bounds_y = bounds_y
-        self.alpha = alpha
-        self.algorithm = algorithm
-        self.fit_intercept = fit_intercept
-        self.passes = passes
-        self.step_scale = step_scale
-        self.clip = clip
-        self.batch_size = batch_size
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-
-    def _penalty(self, n):
-        if not isinstance(self.alpha, numbers.Real) or not self.alpha >= 0:
-            raise ValueError(f"alpha={self.alpha!r}: must be a number >= 0")
-        return "elastic-net", self.alpha
+    _penalty_name = "elastic-net"
 
 
-class DPLasso(_DPRegressor):
+class DPLasso(_DPAlphaRegressor):
     """Private LASSO: ``(x^T w - y)^2 / 2 + alpha |w|_1`` on the scaled problem."""
 
-    def __init__(
-        self,
-        epsilon=1.0,
-        delta=None,
-        bounds_X=None,
-        bounds_y=None,
-        alpha=0.01,
-        algorithm="dp-cd",
-        fit_intercept=True,
-        passes=None,
-        step_scale=None,
-        clip=None,
-        batch_size=None,
-        n_jobs=None,
-        random_state=None,
-    ):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.bounds_X = bounds_X
-        self.bounds_y = bounds_y
-        self.alpha = alpha
-        self.algorithm = algorithm
-        self.fit_intercept = fit_intercept
-        self.passes = passes
-        self.step_scale = step_scale
-        self.clip = clip
-        self.batch_size = batch_size
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-
-    def _penalty(self, n):
-        if not isinstance(self.alpha, numbers.Real) or not self.alpha >= 0:
-            raise ValueError(f"alpha={self.alpha!r}: must be a number >= 0")
-        return "l1", self.alpha
+    _penalty_name = "l1"

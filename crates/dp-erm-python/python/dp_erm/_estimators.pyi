@@ -41,7 +41,7 @@ class _DPClassifier(ClassifierMixin, _DPLinearBase):
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]: ...
     def predict(self, X: ArrayLike) -> NDArray[Any]: ...
 
-class DPLogisticRegression(_DPClassifier):
+class _DPL2Classifier(_DPClassifier):
     C: float
     def __init__(
         self,
@@ -58,27 +58,13 @@ class DPLogisticRegression(_DPClassifier):
         n_jobs: Optional[int] = None,
         random_state: _RandomState = None,
     ) -> None: ...
+
+class DPLogisticRegression(_DPL2Classifier):
     def fit(self, X: ArrayLike, y: ArrayLike) -> "DPLogisticRegression": ...
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]: ...
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]: ...
 
-class DPLinearSVC(_DPClassifier):
-    C: float
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        delta: Optional[float] = None,
-        bounds_X: _Bounds = None,
-        C: float = 1.0,
-        algorithm: _Algorithm = "dp-cd",
-        fit_intercept: bool = True,
-        passes: Optional[int] = None,
-        step_scale: Optional[float] = None,
-        clip: Optional[float] = None,
-        batch_size: Optional[int] = None,
-        n_jobs: Optional[int] = None,
-        random_state: _RandomState = None,
-    ) -> None: ...
+class DPLinearSVC(_DPL2Classifier):
     def fit(self, X: ArrayLike, y: ArrayLike) -> "DPLinearSVC": ...
 
 class _DPRegressor(RegressorMixin, _DPLinearBase):
@@ -105,7 +91,7 @@ class DPLinearRegression(_DPRegressor):
         random_state: _RandomState = None,
     ) -> None: ...
 
-class DPLasso(_DPRegressor):
+class _DPAlphaRegressor(_DPRegressor):
     alpha: float
     def __init__(
         self,
@@ -124,23 +110,8 @@ class DPLasso(_DPRegressor):
         random_state: _RandomState = None,
     ) -> None: ...
 
-class DPElasticNet(_DPRegressor):
-    alpha: float
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        delta: Optional[float] = None,
-        bounds_X: _Bounds = None,
-        bounds_y: Optional[Tuple[float, float]] = None,
-        alpha: float = 0.01,
-        algorithm: _Algorithm = "dp-cd",
-        fit_intercept: bool = True,
-        passes: Optional[int] = None,
-        step_scale: Optional[float] = None,
-        clip: Optional[float] = None,
-        batch_size: Optional[int] = None,
-        n_jobs: Optional[int] = None,
-        random_state: _RandomState = None,
-    ) -> None: ...
+class DPLasso(_DPAlphaRegressor): ...
+
+class DPElasticNet(_DPAlphaRegressor): ...
 
 class PrivateBoundsWarning(UserWarning): ...
