@@ -65,11 +65,19 @@ def _ranges(bounds, p, name):
         raise TypeError(
             f"{name} must be a tuple (lower, upper) of scalars or arrays, got {bounds!r}"
         )
-    try:
-        lo = np.broadcast_to(np.asarray(bounds[0], dtype=np.float64), (p,))
-        hi = np.broadcast_to(np.asarray(bounds[1], dtype=np.float64), (p,))
-    except ValueError as e:
-        raise ValueError(f"{name} must be scalars or have one value per feature ({p}): {e}")
+    sides = []
+    for side, b in zip(("lower", "upper"), bounds):
+        try:
+            a = np.asarray(b, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{name}: the {side} bounds are not numbers: {e}") from None
+        if a.ndim > 1 or (a.ndim == 1 and a.shape[0] != p):
+            raise ValueError(
+                f"{name}: the {side} bounds have shape {a.shape}; give a scalar or one "
+                f"value per feature ({p})"
+            )
+        sides.append(np.broadcast_to(a, (p,)))
+    lo, hi = sides
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
         raise ValueError(f"{name} must be finite")
     if np.any(lo >= hi):
