@@ -217,6 +217,16 @@ fn lower_bound_above(order: f64, rdp: f64, conversion: RdpConversion) -> f64 {
     }
 }
 
+/// Replaces `best` by `(epsilon, order)` when `epsilon` is strictly smaller; returns
+/// whether it did.
+fn improve(best: &mut RdpEpsilon, epsilon: f64, order: f64) -> bool {
+    let better = epsilon < best.epsilon;
+    if better {
+        *best = RdpEpsilon { epsilon, order };
+    }
+    better
+}
+
 /// Most integer orders the refinement walks from the best one in each direction (a
 /// bound on the work: the walk usually takes a few steps).
 const INTEGER_WALK_MAX: usize = 4096;
@@ -276,12 +286,7 @@ pub fn epsilon_from_curve<F: FnMut(f64) -> f64>(
         }
         let r = raw(a);
         known.push((a, r));
-        let e = convert_unchecked(a, r, log_delta, conversion);
-        if e < best.epsilon {
-            best = RdpEpsilon {
-                epsilon: e,
-                order: a,
-            };
+        if improve(&mut best, convert_unchecked(a, r, log_delta, conversion), a) {
             best_i = i;
         }
         if lower_bound_above(a, r, conversion).max(0.0) >= best.epsilon {
@@ -321,12 +326,11 @@ pub fn epsilon_from_curve<F: FnMut(f64) -> f64>(
         if lb.is_finite() && convert_unchecked(a, lb, log_delta, conversion) >= best.epsilon {
             continue;
         }
-        let e = convert_unchecked(a, raw(a), log_delta, conversion);
-        if e < best.epsilon {
-            best = RdpEpsilon {
-                epsilon: e,
-                order: a,
-            };
+        if improve(
+            &mut best,
+            convert_unchecked(a, raw(a), log_delta, conversion),
+            a,
+        ) {
             best_i = i;
         }
     }
@@ -355,12 +359,7 @@ pub fn epsilon_from_curve<F: FnMut(f64) -> f64>(
             1e-7,
             200,
         );
-        if v < best.epsilon {
-            best = RdpEpsilon {
-                epsilon: v,
-                order: snap(a),
-            };
-        }
+        improve(&mut best, v, snap(a));
         // Where only integer orders are evaluated, the converted epsilon is a step
         // function of the continuous order, which the search above can leave one or more
         // integers short of the best one: e.g. at a small sampling rate the subsampled
@@ -381,12 +380,7 @@ pub fn epsilon_from_curve<F: FnMut(f64) -> f64>(
                             break;
                         }
                         let e = convert_unchecked(a, raw(a), log_delta, conversion);
-                        if e < best.epsilon {
-                            best = RdpEpsilon {
-                                epsilon: e,
-                                order: a,
-                            };
-                        } else {
+                        if !improve(&mut best, e, a) {
                             break;
                         }
                     }
