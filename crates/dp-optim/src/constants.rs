@@ -532,33 +532,14 @@ pub(crate) fn resolve_private<D: Design, L: Loss + ?Sized>(
             budget_fraction,
             failure_probability,
         } => {
-            let mut non_private = false;
-            let mut bound_cost = PreSpent::Pure(0.0);
-            let fb = match feature_bounds {
-                Some(t) => {
-                    non_private |= !t.is_private();
-                    bound_cost += pre_spent_epsilon(&t.provenance);
-                    let b = t.clone().require_private(allow_non_private)?;
-                    if b.len() != p {
-                        return Err(OptimError::Shape(format!(
-                            "{} feature bounds given for a design with {p} features",
-                            b.len()
-                        )));
-                    }
-                    Some(b)
-                }
-                None => None,
-            };
-            let r = match row_norm_bound {
-                Some(t) => {
-                    non_private |= !t.is_private();
-                    bound_cost += pre_spent_epsilon(&t.provenance);
-                    Some(t.clone().require_private(allow_non_private)?)
-                }
-                None => None,
-            };
-            refuse_pre_spent_under_add_remove(neighbours, bound_cost, "row and feature bounds")?;
-            let bound_cost = charge_pre_spent(ledger, bound_cost, "row and feature bounds")?;
+            let (fb, r, non_private, bound_cost) = resolve_bounds(
+                feature_bounds,
+                row_norm_bound,
+                p,
+                allow_non_private,
+                neighbours,
+                ledger,
+            )?;
             let budget_m = remaining_epsilon(
                 budget_fraction * target_epsilon,
                 bound_cost,
@@ -639,6 +620,54 @@ pub(crate) fn zcdp_smoothness_multiplier(
     positive("smoothness noise multiplier", z)
 }
 
+/// Feature bounds, row-norm bound, whether one was non-private, their charged epsilon.
+type ResolvedBounds = (Option<Vec<f64>>, Option<f64>, bool, f64);
+
+/// The bounds of a bounded private estimate of the `M_j` (both
+/// [`Smoothness::PrivateBounded`] and [`Smoothness::PrivateGaussian`]): each bound given
+/// must be public or private (non-private ones only with `allow`), the feature bounds
+/// must have `p` entries, and what releasing the bounds cost (their provenance) is
+/// refused under add/remove and otherwise charged to `ledger` before anything else.
+/// Returns the feature bounds, the row-norm bound, whether a bound was non-private, and
+/// the epsilon charged for them.
+fn resolve_bounds(
+    feature_bounds: &Option<Tagged<Vec<f64>>>,
+    row_norm_bound: &Option<Tagged<f64>>,
+    p: usize,
+    allow: bool,
+    neighbours: Neighbours,
+    ledger: &mut Ledger,
+) -> Result<ResolvedBounds> {
+    let mut non_private = false;
+    let mut bound_cost = PreSpent::Pure(0.0);
+    let fb = match feature_bounds {
+        Some(t) => {
+            non_private |= !t.is_private();
+            bound_cost += pre_spent_epsilon(&t.provenance);
+            let b = t.clone().require_private(allow)?;
+            if b.len() != p {
+                return Err(OptimError::Shape(format!(
+                    "{} feature bounds given for a design with {p} features",
+                    b.len()
+                )));
+            }
+            Some(b)
+        }
+        None => None,
+    };
+    let r = match row_norm_bound {
+        Some(t) => {
+            non_private |= !t.is_private();
+            bound_cost += pre_spent_epsilon(&t.provenance);
+            Some(t.clone().require_private(allow)?)
+        }
+        None => None,
+    };
+    refuse_pre_spent_under_add_remove(neighbours, bound_cost, "row and feature bounds")?;
+    let bound_cost = charge_pre_spent(ledger, bound_cost, "row and feature bounds")?;
+    Ok((fb, r, non_private, bound_cost))
+}
+
 /// [`resolve_private`], and [`Smoothness::PrivateGaussian`] (which needs the target's
 /// delta to set its noise): the bounds' own pre-spent cost is charged first (pure DP),
 /// then the Gaussian release of `dp_models::constants::private_coordinate_smoothness_gaussian`
@@ -681,33 +710,8 @@ pub(crate) fn resolve_private_any<D: Design, L: Loss + ?Sized>(
         );
     };
     let p = x.n_features();
-    let mut non_private = false;
-    let mut bound_cost = PreSpent::Pure(0.0);
-    let fb = match feature_bounds {
-        Some(t) => {
-            non_private |= !t.is_private();
-            bound_cost += pre_spent_epsilon(&t.provenance);
-            let b = t.clone().require_private(allow)?;
-            if b.len() != p {
-                return Err(OptimError::Shape(format!(
-                    "{} feature bounds given for a design with {p} features",
-                    b.len()
-                )));
-            }
-            Some(b)
-        }
-        None => None,
-    };
-    let r = match row_norm_bound {
-        Some(t) => {
-            non_private |= !t.is_private();
-            bound_cost += pre_spent_epsilon(&t.provenance);
-            Some(t.clone().require_private(allow)?)
-        }
-        None => None,
-    };
-    refuse_pre_spent_under_add_remove(neighbours, bound_cost, "row and feature bounds")?;
-    let bound_cost = charge_pre_spent(ledger, bound_cost, "row and feature bounds")?;
+    let (fb, r, non_private, bound_cost) =
+        resolve_bounds(feature_bounds, row_norm_bound, p, allow, neighbours, ledger)?;
     let z = multiplier(*budget_fraction)?;
     let released = private_coordinate_smoothness_gaussian(
         loss,
