@@ -315,6 +315,35 @@ fn format_of(path: &Path, given: Option<Format>) -> Result<Format> {
     }
 }
 
+/// `predict` reads new data in the model's format. A file whose extension names the
+/// other format (`.csv` for a LIBSVM model, `.libsvm` / `.svm` for a CSV one) is refused
+/// with both formats named, instead of failing on its first line in the wrong parser
+/// (a CSV header read as a LIBSVM label). Files with another extension are read in the
+/// model's format.
+fn check_predict_format(path: &Path, model: Format) -> Result<()> {
+    let by_name = match dp_models::io::Format::from_path(path) {
+        Ok(dp_models::io::Format::Csv) => Format::Csv,
+        Ok(dp_models::io::Format::Libsvm) => Format::Libsvm,
+        _ => return Ok(()),
+    };
+    if by_name != model {
+        let name = |f: Format| match f {
+            Format::Csv => "CSV",
+            Format::Libsvm => "LIBSVM",
+        };
+        bail!(
+            "{}: the model was fitted on {} data and predicts from files in that format, \
+             but this file's extension says {}; give the new rows as {} with the training \
+             file's features",
+            path.display(),
+            name(model),
+            name(by_name),
+            name(model)
+        );
+    }
+    Ok(())
+}
+
 /// A loaded file: dense with feature names, or sparse.
 enum Data {
     Dense(Dataset<DenseDesign>, Vec<String>, String),
@@ -646,6 +675,7 @@ fn predict_report(args: &PredictArgs) -> Result<Report> {
             file.kind
         );
     }
+    check_predict_format(&args.data, file.format)?;
     let target = args.target.clone().or(file.target.clone());
     let (z, scores, n) = match file.format {
         Format::Csv => {

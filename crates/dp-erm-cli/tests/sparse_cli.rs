@@ -104,6 +104,34 @@ fn libsvm_normalised_rows_fit_through_the_pipeline_and_predict() {
     let p = json(&out);
     assert_eq!(p["rows"], 1500);
     assert!(p["accuracy"].as_f64().unwrap() > 0.8, "{p}");
+    // New rows in a file named like the other format are refused with both formats
+    // named; another extension is read in the model's format.
+    let as_csv = dir.join("new.csv");
+    std::fs::copy(&data, &as_csv).unwrap();
+    let (ok, out, err) = run(&[
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        as_csv.to_str().unwrap(),
+    ]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("fitted on LIBSVM data") && err.contains("extension says CSV"),
+        "{err}"
+    );
+    let as_txt = dir.join("new.txt");
+    std::fs::copy(&data, &as_txt).unwrap();
+    let (ok, out, err) = run(&[
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        as_txt.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(json(&out)["rows"], 1500);
 }
 
 #[test]

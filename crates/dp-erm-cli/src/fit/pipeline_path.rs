@@ -25,8 +25,9 @@
 //! are the pipeline's (`dp_erm::pipeline`).
 
 use super::{
-    check_labels, check_unique_names, default_threads, load, num, predictions_csv_for,
-    write_atomic, Algorithm, BoundArg, Data, FitArgs, LossArg, PenaltyArg, PredictArgs, Report,
+    check_labels, check_predict_format, check_unique_names, default_threads, load, num,
+    predictions_csv_for, write_atomic, Algorithm, BoundArg, Data, FitArgs, LossArg, PenaltyArg,
+    PredictArgs, Report,
 };
 use crate::input::Format;
 use anyhow::{bail, Context, Result};
@@ -673,6 +674,7 @@ pub(super) fn predict_report(args: &PredictArgs, text: &str) -> Result<Report> {
             args.model.display()
         )
     })?;
+    check_predict_format(&args.data, file.format)?;
     match file.format {
         Format::Csv => {
             let Some(names) = &file.feature_names else {
