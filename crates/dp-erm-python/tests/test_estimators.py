@@ -305,6 +305,17 @@ def test_accounting():
         acc.epsilon("gaussian", steps=10, delta=2.0, sigma=1.0)
     with pytest.raises(ValueError, match="accountant"):
         acc.epsilon("gaussian", steps=10, delta=1e-5, sigma=1.0, accountant="optimal")
+    # A step count is a whole number: a fraction or a non-positive count is refused,
+    # never truncated; an integral float (1e4) or a numpy integer is taken.
+    for bad in (1.5, 0, -1, float("nan")):
+        with pytest.raises(ValueError, match="steps"):
+            acc.epsilon("gaussian", steps=bad, delta=1e-5, sigma=1.0)
+        with pytest.raises(ValueError, match="steps"):
+            acc.sigma("gaussian", steps=bad, epsilon=1.0, delta=1e-5)
+    with pytest.raises(TypeError, match="steps"):
+        acc.epsilon("gaussian", steps="10", delta=1e-5, sigma=1.0)
+    assert acc.epsilon("gaussian", steps=1e4, delta=1e-5, sigma=50.0) == acc.epsilon(
+        "gaussian", steps=np.int64(10_000), delta=1e-5, sigma=50.0)
 
 
 def test_dp_scd_fits_a_penalised_intercept():

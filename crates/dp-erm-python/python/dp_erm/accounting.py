@@ -17,12 +17,26 @@ True
 from __future__ import annotations
 
 import json
+import numbers
 
 from . import _core
 
 __all__ = ["epsilon", "sigma", "accountants", "MECHANISMS"]
 
 MECHANISMS = ("gaussian", "subsampled-gaussian", "laplace")
+
+
+def _steps(steps):
+    """``steps`` as an int >= 1: an integer, or a float with an integer value (``1e4``).
+    A fractional or non-positive count is an error, never rounded."""
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Real):
+        raise TypeError(f"steps={steps!r}: must be a whole number >= 1")
+    if not isinstance(steps, numbers.Integral):
+        if not float(steps).is_integer():
+            raise ValueError(f"steps={steps!r}: must be a whole number >= 1")
+    if steps < 1:
+        raise ValueError(f"steps={steps!r}: must be a whole number >= 1")
+    return int(steps)
 
 
 def epsilon(mechanism, steps, delta, sigma=None, scale=None, sensitivity=None,
@@ -37,7 +51,7 @@ def epsilon(mechanism, steps, delta, sigma=None, scale=None, sensitivity=None,
     (default). Returns a dict with ``epsilon`` (rounded up) and how it was obtained
     (``order`` for RDP).
     """
-    return json.loads(_core.epsilon(mechanism, int(steps), float(delta),
+    return json.loads(_core.epsilon(mechanism, _steps(steps), float(delta),
                                     None if sigma is None else float(sigma),
                                     None if scale is None else float(scale),
                                     None if sensitivity is None else float(sensitivity),
@@ -49,7 +63,7 @@ def sigma(mechanism, steps, epsilon, delta, sampling_rate=None, accountant=None)
     """The smallest Gaussian noise multiplier for which ``steps`` releases are
     ``(epsilon, delta)``-DP; returns a dict with ``sigma`` and ``achieved_epsilon``
     (never above ``epsilon``)."""
-    return json.loads(_core.sigma(mechanism, int(steps), float(epsilon), float(delta),
+    return json.loads(_core.sigma(mechanism, _steps(steps), float(epsilon), float(delta),
                                   None if sampling_rate is None else float(sampling_rate),
                                   accountant))
 
