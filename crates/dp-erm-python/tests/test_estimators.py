@@ -201,6 +201,12 @@ def test_pickle_round_trip():
     assert np.array_equal(pickle.loads(pickle.dumps(reg)).predict(X), reg.predict(X))
 
 
+@pytest.mark.parametrize("alpha", [-1.0, float("inf"), float("nan"), "0.1"])
+def test_bad_alpha_raises_value_error(alpha):
+    with pytest.raises(ValueError, match="alpha=.*must be a finite number >= 0"):
+        DPLasso(bounds_X=(-1, 1), bounds_y=(-3, 4), alpha=alpha).fit(*_regression())
+
+
 def test_get_set_params():
     clf = DPLogisticRegression(epsilon=0.5, bounds_X=(0, 1))
     assert clf.get_params()["epsilon"] == 0.5
@@ -225,6 +231,10 @@ def test_get_set_params():
         (dict(passes=0), "passes"),
         (dict(n_jobs=0), "n_jobs"),
         (dict(n_jobs=1.5), "n_jobs"),
+        (dict(passes=True), "passes"),
+        (dict(clip=float("inf")), "clip=inf: must be a finite number"),
+        (dict(step_scale=float("inf")), "step_scale=inf: must be a finite number"),
+        (dict(fit_intercept="no"), "fit_intercept='no': must be True or False"),
     ],
 )
 def test_bad_parameters_raise_value_error(kwargs, match):

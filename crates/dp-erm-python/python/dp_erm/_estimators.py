@@ -142,14 +142,20 @@ class _DPLinearBase(BaseEstimator):
             raise ValueError(
                 f"algorithm={self.algorithm!r}: must be one of {', '.join(_ALGORITHMS)}"
             )
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise ValueError(f"fit_intercept={self.fit_intercept!r}: must be True or False")
         for name in ("passes", "batch_size", "n_jobs"):
             v = getattr(self, name)
-            if v is not None and (not isinstance(v, numbers.Integral) or v < 1):
+            if v is not None and (
+                isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1
+            ):
                 raise ValueError(f"{name}={v!r}: must be an integer >= 1, or None")
         for name in ("step_scale", "clip"):
             v = getattr(self, name)
-            if v is not None and (not isinstance(v, numbers.Real) or not v > 0):
-                raise ValueError(f"{name}={v!r}: must be a number > 0, or None")
+            if v is not None and (
+                not isinstance(v, numbers.Real) or not (np.isfinite(v) and v > 0)
+            ):
+                raise ValueError(f"{name}={v!r}: must be a finite number > 0, or None")
 
     def _fit_backend(self, X, y_backend, target_range=None):
         n, p = X.shape
@@ -526,8 +532,10 @@ class _DPAlphaRegressor(_DPRegressor):
         self.random_state = random_state
 
     def _penalty(self, n):
-        if not isinstance(self.alpha, numbers.Real) or not self.alpha >= 0:
-            raise ValueError(f"alpha={self.alpha!r}: must be a number >= 0")
+        if not isinstance(self.alpha, numbers.Real) or not (
+            np.isfinite(self.alpha) and self.alpha >= 0
+        ):
+            raise ValueError(f"alpha={self.alpha!r}: must be a finite number >= 0")
         return self._penalty_name, self.alpha
 
 
