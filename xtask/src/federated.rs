@@ -135,6 +135,14 @@ pub fn run(args: Args) -> Result<()> {
         "        x[0..5] = [{}] (truth: 0.5, -0.3, 0.2, 0, 0)",
         top.join(", ")
     );
+    if obj >= obj0 {
+        println!(
+            "        note: the private fit does not beat x = 0 here: at n eps = {} the noise \
+             dominates (the demo shows the protocol; accuracy grows with n eps: raise --n or \
+             --epsilon, and see the dp-fw experiment of `cargo xtask reproduce`)",
+            n * args.epsilon
+        );
+    }
     println!(
         "per-party epsilon (own ledger, zCDP): {:?}",
         out.fit.party_epsilon
