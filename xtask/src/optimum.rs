@@ -47,7 +47,7 @@ pub enum PenaltyArg {
 /// Arguments of `cargo xtask optimum`.
 #[derive(clap::Args, Debug)]
 #[command(mut_arg("format", |a| a.help(
-    "File format (default: `csv` for a `.csv` file, otherwise required)"
+    "File format (default: from the extension, `.csv` or `.libsvm` / `.svm`; otherwise required)"
 )))]
 pub struct Args {
     /// The data file and how to read it.
@@ -101,10 +101,13 @@ pub fn run(args: Args) -> Result<()> {
 pub fn run_to_string(args: &Args) -> Result<String> {
     let format = match args.input.format {
         Some(f) => f,
-        None => match args.input.data.extension().and_then(|e| e.to_str()) {
-            Some(e) if e.eq_ignore_ascii_case("csv") => Format::Csv,
+        // The extensions `fit` reads (dp_models::io::Format::from_path).
+        None => match dp_models::io::Format::from_path(&args.input.data) {
+            Ok(dp_models::io::Format::Csv) => Format::Csv,
+            Ok(dp_models::io::Format::Libsvm) => Format::Libsvm,
             _ => bail!(
-                "cannot tell the format of {} from its name: pass --format csv or --format libsvm",
+                "cannot tell the format of {} from its name (.csv, .libsvm or .svm): pass \
+                 --format csv or --format libsvm",
                 args.input.data.display()
             ),
         },
@@ -373,6 +376,30 @@ mod tests {
         let gap: f64 = lines[n - 1]["gap = ".len()..].parse().unwrap();
         assert!((0.0..=1e-10 * f_star).contains(&gap));
         assert!(out.contains("support: 2 of 4"), "{out}");
+    }
+
+    #[test]
+    fn a_libsvm_extension_is_read_without_format() {
+        // The same rows under a `.svm` name and under `--format libsvm` give the same
+        // report; an unknown extension still asks for --format.
+        let text = "1 1:0.5 2:-1\n-1 1:-0.25 2:1\n1 1:1\n-1 2:0.75\n";
+        let args = |path: &str, format: bool| {
+            let mut a = vec!["--data", path];
+            if format {
+                a.extend(["--format", "libsvm"]);
+            }
+            a.extend(["--loss", "logistic", "--penalty", "l2", "--lambda", "0.1"]);
+            a.into_iter().map(String::from).collect::<Vec<_>>()
+        };
+        let svm = temp_file("d.svm", text);
+        let txt = temp_file("d2.txt", text);
+        let run = |a: Vec<String>| run_args(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        let by_name = run(args(svm.to_str().unwrap(), false)).unwrap();
+        let declared = run(args(txt.to_str().unwrap(), true)).unwrap();
+        let body = |out: &str| out.lines().skip(1).collect::<Vec<_>>().join("\n");
+        assert_eq!(body(&by_name), body(&declared));
+        let e = run(args(txt.to_str().unwrap(), false)).unwrap_err();
+        assert!(e.to_string().contains("--format"), "{e}");
     }
 
     #[test]

@@ -1,10 +1,9 @@
 //! The data-input arguments shared by `cargo xtask fit` and `cargo xtask optimum`:
 //! `--data`, `--format`, `--n-features`, `--target`, `--positive`, `--negative`.
 //!
-//! What `--format` defaults to differs between the commands (`fit` reads it from any
-//! known extension, `optimum` only recognises `.csv`), so each command keeps its own
-//! detection and sets its own help text for `--format` with
-//! `#[command(mut_arg("format", ...))]`.
+//! Both commands read `--format`'s default from the extension (`.csv`, `.libsvm` /
+//! `.svm`); each keeps its own detection (`fit` also refuses `.tsv` by name) and sets its
+//! own help text for `--format` with `#[command(mut_arg("format", ...))]`.
 
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
