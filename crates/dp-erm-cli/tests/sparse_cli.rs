@@ -43,6 +43,18 @@ fn write_libsvm(dir: &Path, regression: bool) -> PathBuf {
     path
 }
 
+/// `dp-erm predict --model MODEL --data DATA --json`.
+fn predict_json(model: &Path, data: &Path) -> (bool, String, String) {
+    run(&[
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--json",
+    ])
+}
+
 #[test]
 fn libsvm_normalised_rows_fit_through_the_pipeline_and_predict() {
     let dir = scratch("sparse-cli", "norm");
@@ -92,14 +104,7 @@ fn libsvm_normalised_rows_fit_through_the_pipeline_and_predict() {
     // LIBSVM fits an intercept only when asked.
     assert!(m["model"]["intercept"].is_null(), "{text}");
     assert!(!text.contains("seed"));
-    let (ok, out, err) = run(&[
-        "predict",
-        "--model",
-        model.to_str().unwrap(),
-        "--data",
-        data.to_str().unwrap(),
-        "--json",
-    ]);
+    let (ok, out, err) = predict_json(&model, &data);
     assert!(ok, "{out}\n{err}");
     let p = json(&out);
     assert_eq!(p["rows"], 1500);
@@ -108,13 +113,7 @@ fn libsvm_normalised_rows_fit_through_the_pipeline_and_predict() {
     // named; another extension is read in the model's format.
     let as_csv = dir.join("new.csv");
     std::fs::copy(&data, &as_csv).unwrap();
-    let (ok, out, err) = run(&[
-        "predict",
-        "--model",
-        model.to_str().unwrap(),
-        "--data",
-        as_csv.to_str().unwrap(),
-    ]);
+    let (ok, out, err) = predict_json(&model, &as_csv);
     assert!(!ok, "{out}");
     assert!(
         err.contains("fitted on LIBSVM data") && err.contains("extension says CSV"),
@@ -122,14 +121,7 @@ fn libsvm_normalised_rows_fit_through_the_pipeline_and_predict() {
     );
     let as_txt = dir.join("new.txt");
     std::fs::copy(&data, &as_txt).unwrap();
-    let (ok, out, err) = run(&[
-        "predict",
-        "--model",
-        model.to_str().unwrap(),
-        "--data",
-        as_txt.to_str().unwrap(),
-        "--json",
-    ]);
+    let (ok, out, err) = predict_json(&model, &as_txt);
     assert!(ok, "{out}\n{err}");
     assert_eq!(json(&out)["rows"], 1500);
 }
