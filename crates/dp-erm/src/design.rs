@@ -122,13 +122,14 @@ impl PipelineDesign for DenseDesign {
         scales: &[f64],
         constant: Option<f64>,
     ) -> Result<(Self, Vec<usize>)> {
-        let mut clipped = vec![0usize; self.n_features()];
-        self.map_columns(|j, col| {
+        // Column by column on every core for a large design: a map of each value alone,
+        // so the same bits and counts as one loop.
+        let clipped = self.map_columns_par(|j, col| {
             let pairs = col.iter_mut().map(|v| {
                 let x = *v;
                 (v, x)
             });
-            clipped[j] = clip_scale_into(pairs, ranges[j], centres[j], scales[j]);
+            clip_scale_into(pairs, ranges[j], centres[j], scales[j])
         })?;
         if let Some(c) = constant {
             self.push_constant_column(c)?;

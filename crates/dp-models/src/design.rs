@@ -16,6 +16,7 @@
 use crate::error::{ModelError, Result};
 use crate::pages::F64Buf;
 use nalgebra::{DMatrix, DMatrixView};
+use rayon::prelude::*;
 use std::sync::OnceLock;
 
 /// Read access to an `n x p` design matrix, by column and by row.
@@ -208,8 +209,33 @@ fn clip_slice(values: &mut [f64], bound: f64) -> usize {
     changed
 }
 
+/// The index of the first non-finite value of `values` (in order), or `None`: chunk by
+/// chunk with a branch-free test the compiler vectorises (a value is not finite when
+/// its exponent bits are all ones), the chunks shared out over every core for a large
+/// slice (`position_first`: the same answer as the sequential search), and the value
+/// located by a plain search inside the first failing chunk only.
+pub fn first_non_finite(values: &[f64]) -> Option<usize> {
+    const CHUNK: usize = 1 << 14;
+    const EXP: u64 = 0x7ff0_0000_0000_0000;
+    let failing = |c: &[f64]| {
+        c.iter()
+            .fold(0u64, |acc, v| acc | u64::from(v.to_bits() & EXP == EXP))
+            != 0
+    };
+    let chunk = if values.len() >= PAR_MIN_VALUES {
+        values.par_chunks(CHUNK).position_first(failing)
+    } else {
+        values.chunks(CHUNK).position(failing)
+    }?;
+    let start = chunk * CHUNK;
+    values[start..]
+        .iter()
+        .position(|v| !v.is_finite())
+        .map(|i| start + i)
+}
+
 fn check_finite_col_major(values: &[f64], n: usize) -> Result<()> {
-    if let Some(pos) = values.iter().position(|v| !v.is_finite()) {
+    if let Some(pos) = first_non_finite(values) {
         return Err(ModelError::NonFinite {
             what: "design",
             location: format!("row {}, column {}", pos % n, pos / n),
@@ -257,15 +283,38 @@ const TILE: usize = 32;
 /// for large `r`, a new page (a TLB miss), which made the transpose of a 160,000 x 50
 /// C-ordered array the largest single cost of a Python fit. Panics if a length is not
 /// `r * c`.
+///
+/// A large matrix (at least [`PAR_MIN_VALUES`] values) is written by both halves of
+/// `dst`'s rows at once through `rayon` (each half reads its half of every source row);
+/// a copy, so the result is the same however it is split.
 pub fn transpose_into(src: &[f64], r: usize, c: usize, dst: &mut [f64]) {
     assert_eq!(src.len(), r * c, "transpose_into: src has the wrong length");
     assert_eq!(dst.len(), r * c, "transpose_into: dst has the wrong length");
+    transpose_rows_of_dst(src, r, c, 0, dst);
+}
+
+/// Rows `j0..` of `dst` (`dst.len() / r` of them) of [`transpose_into`], split in two
+/// halves run through `rayon::join` while large.
+fn transpose_rows_of_dst(src: &[f64], r: usize, c: usize, j0: usize, dst: &mut [f64]) {
+    if r == 0 {
+        return;
+    }
+    let rows = dst.len() / r;
+    if rows >= 2 && dst.len() >= PAR_MIN_VALUES {
+        let h = rows / 2;
+        let (a, b) = dst.split_at_mut(h * r);
+        rayon::join(
+            || transpose_rows_of_dst(src, r, c, j0, a),
+            || transpose_rows_of_dst(src, r, c, j0 + h, b),
+        );
+        return;
+    }
     for i0 in (0..r).step_by(TILE) {
         let i1 = (i0 + TILE).min(r);
-        for j0 in (0..c).step_by(TILE) {
-            let j1 = (j0 + TILE).min(c);
-            for j in j0..j1 {
-                let out = &mut dst[j * r + i0..j * r + i1];
+        for jt in (0..rows).step_by(TILE) {
+            for jl in jt..(jt + TILE).min(rows) {
+                let j = j0 + jl;
+                let out = &mut dst[jl * r + i0..jl * r + i1];
                 for (o, i) in out.iter_mut().zip(i0..i1) {
                     *o = src[i * c + j];
                 }
@@ -273,6 +322,11 @@ pub fn transpose_into(src: &[f64], r: usize, c: usize, dst: &mut [f64]) {
         }
     }
 }
+
+/// Size (in values, 8 MiB) from which the passes over a whole design that need no
+/// order (the transpose, the finite check, [`DenseDesign::map_columns_par`]) run on
+/// every core through `rayon`. Below it the cost of waking the pool is not worth it.
+pub const PAR_MIN_VALUES: usize = 1 << 20;
 
 fn check_non_empty(n: usize, p: usize) -> Result<()> {
     if n == 0 || p == 0 {
@@ -424,6 +478,54 @@ impl DenseDesign {
             }
         }
         Ok(())
+    }
+
+    /// [`DenseDesign::map_columns`] for a map that needs no order: `f(j, column_j)` on
+    /// every column, on every core through `rayon` for a large design (at least
+    /// [`PAR_MIN_VALUES`] values), returning the `f` results in column order. The values
+    /// and results are those of the sequential loop, however the columns are shared out.
+    /// Fails, naming the first column (in order) with a non-finite value afterwards, as
+    /// `map_columns` does; the values are then unspecified.
+    ///
+    /// ```
+    /// use dp_models::DenseDesign;
+    /// let mut x = DenseDesign::from_col_major(2, 2, &[1.0, -2.0, 3.0, 4.0])?;
+    /// let negatives = x.map_columns_par(|j, col| {
+    ///     col.iter_mut().for_each(|v| *v *= (j + 1) as f64);
+    ///     col.iter().filter(|v| **v < 0.0).count()
+    /// })?;
+    /// assert_eq!(negatives, vec![1, 0]);
+    /// assert_eq!(x, DenseDesign::from_col_major(2, 2, &[1.0, -2.0, 6.0, 8.0])?);
+    /// # Ok::<(), dp_models::ModelError>(())
+    /// ```
+    pub fn map_columns_par<T: Send>(
+        &mut self,
+        f: impl Fn(usize, &mut [f64]) -> T + Sync,
+    ) -> Result<Vec<T>> {
+        self.rows = OnceLock::new();
+        let n = self.n;
+        let one = |(j, col): (usize, &mut [f64])| {
+            let out = f(j, col);
+            match first_non_finite(col) {
+                Some(i) => Err(ModelError::NonFinite {
+                    what: "design",
+                    location: format!("row {i}, column {j}"),
+                    value: col[i],
+                }),
+                None => Ok(out),
+            }
+        };
+        let cols = self.cols.as_mut_slice();
+        let results: Vec<Result<T>> = if cols.len() >= PAR_MIN_VALUES {
+            cols.par_chunks_exact_mut(n)
+                .enumerate()
+                .with_max_len(1)
+                .map(one)
+                .collect()
+        } else {
+            cols.chunks_exact_mut(n).enumerate().map(one).collect()
+        };
+        results.into_iter().collect()
     }
 
     /// Appends a column of the constant `c` (an intercept's), in place when the buffer
@@ -1062,6 +1164,58 @@ mod tests {
         for i in 0..3 {
             assert_eq!(d.row_dot(i, &w), s.row_dot(i, &w));
         }
+    }
+
+    /// The large-design paths (both cores through `rayon`, above `PAR_MIN_VALUES`) give
+    /// what the plain loops give: the transpose, the first non-finite value in order,
+    /// and a column map with its results and its error.
+    #[test]
+    fn parallel_whole_design_passes_match_the_plain_loops() {
+        let (r, c) = (PAR_MIN_VALUES / 37 + 5, 37);
+        assert!(r * c >= PAR_MIN_VALUES);
+        let src: Vec<f64> = (0..r * c).map(|k| k as f64 * 0.5 - 3.0).collect();
+        let mut dst = vec![0.0; r * c];
+        transpose_into(&src, r, c, &mut dst);
+        for j in 0..c {
+            for i in (0..r).step_by(97).chain([r - 1]) {
+                assert_eq!(dst[j * r + i], src[i * c + j], "({i}, {j})");
+            }
+        }
+        assert_eq!(dst.iter().sum::<f64>(), src.iter().sum::<f64>());
+
+        let mut v = src.clone();
+        assert_eq!(first_non_finite(&v), None);
+        // Several non-finite values, in different chunks: the first one in order.
+        for (k, bad) in [
+            (r * c - 1, f64::NAN),
+            (700_001, f64::NEG_INFINITY),
+            (20_000, f64::INFINITY),
+        ] {
+            v[k] = bad;
+            assert_eq!(first_non_finite(&v), Some(k));
+            assert_eq!(v.iter().position(|x| !x.is_finite()), Some(k));
+        }
+
+        let mut d = DenseDesign::from_col_major(r, c, &dst).unwrap();
+        let sums = d
+            .map_columns_par(|j, col| {
+                col.iter_mut().for_each(|x| *x *= 2.0);
+                (j, col.iter().sum::<f64>())
+            })
+            .unwrap();
+        for (j, &(k, sum)) in sums.iter().enumerate() {
+            assert_eq!(k, j);
+            assert_eq!(sum, d.col(j).iter().sum::<f64>());
+            assert_eq!(d.col(j)[3], 2.0 * src[3 * c + j]);
+        }
+        let e = d
+            .map_columns_par(|j, col| {
+                if j == 30 || j == 11 {
+                    col[j] = f64::INFINITY;
+                }
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("row 11, column 11"), "{e}");
     }
 
     #[test]
