@@ -39,7 +39,7 @@ pub enum OptimError {
     /// [`dist_fw::Server::receive`](crate::dist_fw::Server::receive)); the round was not
     /// applied.
     #[error(transparent)]
-    Uplink(#[from] crate::dist_fw::RejectedUplink),
+    Uplink(#[from] RejectedUplink),
     /// The operating system's entropy source failed.
     #[error("no entropy: {0}")]
     Entropy(String),
@@ -88,4 +88,29 @@ pub(crate) fn invalid(name: &'static str, value: f64, expected: &'static str) ->
         value: value.to_string(),
         expected,
     }
+}
+
+/// Why the server refused an uplink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UplinkFault {
+    /// It claims another sender or another round than the one expected.
+    OutOfRound,
+    /// Its sign is not +-1, its sketch has the wrong length or non-finite entries, or its
+    /// feature lies outside the sender's block.
+    Malformed,
+}
+
+/// An uplink the [`Server`](crate::dist_fw::Server) refused: which party, which round, why.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[error("party {party}, round {round}: {detail}")]
+pub struct RejectedUplink {
+    /// The party the uplink was expected from.
+    pub party: usize,
+    /// The server's round.
+    pub round: u64,
+    /// The kind of fault.
+    pub kind: UplinkFault,
+    /// What exactly is wrong.
+    pub detail: String,
 }

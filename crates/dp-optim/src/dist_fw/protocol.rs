@@ -263,30 +263,10 @@ impl Party {
     }
 }
 
-/// Why the server refused an uplink.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum UplinkFault {
-    /// It claims another sender or another round than the one expected.
-    OutOfRound,
-    /// Its sign is not +-1, its sketch has the wrong length or non-finite entries, or its
-    /// feature lies outside the sender's block.
-    Malformed,
-}
-
-/// An uplink the [`Server`] refused: which party, which round, why.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("party {party}, round {round}: {detail}")]
-pub struct RejectedUplink {
-    /// The party the uplink was expected from.
-    pub party: usize,
-    /// The server's round.
-    pub round: u64,
-    /// The kind of fault.
-    pub kind: UplinkFault,
-    /// What exactly is wrong.
-    pub detail: String,
-}
+// `UplinkFault` and `RejectedUplink` live in `crate::error` (the crate's error type
+// wraps a refused uplink, and the error module imports nothing from the solvers); they
+// are re-exported here, where the protocol names them.
+pub use crate::error::{RejectedUplink, UplinkFault};
 
 /// The coordinator: holds `x`, `q_hat` and the step schedule, never the data.
 #[derive(Debug, Clone, PartialEq)]
