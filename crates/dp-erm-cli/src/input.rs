@@ -23,7 +23,8 @@ pub enum Format {
 /// Where the data come from and how to read them.
 #[derive(clap::Args, Debug)]
 pub struct DataArgs {
-    /// Data file (CSV with a header row, or LIBSVM).
+    /// Data file (CSV with a header row, or LIBSVM; either may be gzip-compressed, e.g.
+    /// `train.csv.gz`).
     #[arg(long)]
     pub data: PathBuf,
     /// File format (the default depends on the command; see its help).

@@ -116,11 +116,11 @@ fn csv_to_private_model_to_predictions() {
 fn fit_json_reports_solver_seconds_and_seeded_runs_reproduce() {
     let dir = scratch("fit-cli", "json");
     let train = write_csv(&dir, 500, true);
-    let fit = |model: &str| {
+    let fit = |data: &std::path::Path, model: &str| {
         output(dp_erm().args([
             "fit",
             "--data",
-            train.to_str().unwrap(),
+            data.to_str().unwrap(),
             "--target",
             "label",
             "--positive",
@@ -144,17 +144,27 @@ fn fit_json_reports_solver_seconds_and_seeded_runs_reproduce() {
             dir.join(model).to_str().unwrap(),
         ]))
     };
-    let (ok, out, err) = fit("a.json");
+    let (ok, out, err) = fit(&train, "a.json");
     assert!(ok, "{out}\n{err}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert!(v["solver_seconds"].as_f64().unwrap() >= 0.0);
     assert!(v["epsilon"].as_f64().unwrap() <= 2.0);
-    let (ok, _, _) = fit("b.json");
+    let (ok, _, _) = fit(&train, "b.json");
     assert!(ok);
     let a = std::fs::read_to_string(dir.join("a.json")).unwrap();
     let b = std::fs::read_to_string(dir.join("b.json")).unwrap();
     assert_eq!(a, b);
     assert!(!a.contains("seed") && !a.contains("\"7\""), "{a}");
+
+    // The same file gzip-compressed (`train.csv.gz`) is read as its text: the same model.
+    let packed = dir.join("train.csv.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &std::fs::read(&train).unwrap()).unwrap();
+    std::fs::write(&packed, gz.finish().unwrap()).unwrap();
+    let (ok, out, err) = fit(&packed, "c.json");
+    assert!(ok, "{out}\n{err}");
+    let c = std::fs::read_to_string(dir.join("c.json")).unwrap();
+    assert_eq!(a, c);
 }
 
 #[test]
@@ -207,6 +217,16 @@ fn fit_refuses_what_it_cannot_do_privately() {
     let (ok, _, err) = base(&["--epsilon", "-1", "--delta", "1e-6", "--feature-bound", "1"]);
     assert!(!ok);
     assert!(err.contains("epsilon"), "{err}");
+    // A missing privacy parameter is named, with a value to start from.
+    let (ok, _, err) = base(&["--epsilon", "1", "--feature-bound", "1"]);
+    assert!(!ok);
+    assert!(
+        err.contains("needs --delta") && err.contains("1 / n^2"),
+        "{err}"
+    );
+    let (ok, _, err) = base(&["--delta", "1e-6", "--feature-bound", "1"]);
+    assert!(!ok);
+    assert!(err.contains("needs --epsilon (e.g."), "{err}");
     // Nothing was written by the failed runs.
     assert!(!model.exists());
     // A missing file names it.

@@ -197,8 +197,19 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
             );
         }
     }
-    if private && (args.epsilon.is_none() || args.delta.is_none()) {
-        bail!("a private algorithm needs --epsilon and --delta");
+    if private {
+        match (args.epsilon, args.delta) {
+            (None, None) => bail!(
+                "a private algorithm needs --epsilon and --delta (e.g. --epsilon 1 \
+                 --delta 1e-6; delta well below 1 / n, commonly at most 1 / n^2)"
+            ),
+            (None, Some(_)) => bail!("a private algorithm needs --epsilon (e.g. --epsilon 1)"),
+            (Some(_), None) => bail!(
+                "a private algorithm needs --delta too (e.g. --delta 1e-6: well below 1 / n, \
+                 commonly at most 1 / n^2; the Python estimators' default is min(1e-5, 1 / n^2))"
+            ),
+            (Some(_), Some(_)) => {}
+        }
     }
     if !private && (args.epsilon.is_some() || args.delta.is_some()) {
         bail!("--algorithm cd / sdca is not private: drop --epsilon / --delta, or choose dp-cd, dp-gcd, dp-sgd or dp-scd");

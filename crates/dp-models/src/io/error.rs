@@ -285,7 +285,8 @@ pub enum LoadError {
 }
 
 /// The extensions [`Format::from_path`](super::Format::from_path) recognises.
-pub const ACCEPTED_EXTENSIONS: &str = ".csv, .tsv, .libsvm, .svm, .svmlight";
+pub const ACCEPTED_EXTENSIONS: &str =
+    ".csv, .tsv, .libsvm, .svm, .svmlight, each optionally followed by .gz";
 
 impl LoadError {
     /// A parse error at `at`.
@@ -340,11 +341,27 @@ impl From<ModelError> for LoadError {
     }
 }
 
-/// Reads a whole file, naming it in the error.
+/// The first two bytes of a gzip stream (RFC 1952); no CSV or LIBSVM text starts with
+/// them (`0x1f` is a control character).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Reads a whole file, naming it in the error; a gzip-compressed file (recognised by its
+/// first bytes, whatever its name) is decompressed, every member of it.
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
-    std::fs::read(path).map_err(|e| LoadError::Read {
+    let bytes = std::fs::read(path).map_err(|e| LoadError::Read {
         path: path.to_path_buf(),
         kind: e.kind(),
         message: e.to_string(),
-    })
+    })?;
+    if !bytes.starts_with(&GZIP_MAGIC) {
+        return Ok(bytes);
+    }
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&bytes[..]), &mut out)
+        .map_err(|e| LoadError::Read {
+            path: path.to_path_buf(),
+            kind: e.kind(),
+            message: format!("it starts as a gzip file but does not decompress: {e}"),
+        })?;
+    Ok(out)
 }

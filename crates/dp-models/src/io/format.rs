@@ -20,13 +20,15 @@ pub enum Format {
 
 impl Format {
     /// The format named by a file's extension (case-insensitive): `.csv`, `.tsv`,
-    /// `.libsvm` / `.svm` / `.svmlight`. Anything else, or no extension, is an error
-    /// that lists the accepted extensions (LIBSVM files often have none, e.g.
+    /// `.libsvm` / `.svm` / `.svmlight`, each possibly followed by `.gz` (the loaders
+    /// decompress a gzip file, whatever its name). Anything else, or no extension, is an
+    /// error that lists the accepted extensions (LIBSVM files often have none, e.g.
     /// `heart_scale`: name the format with [`Format::from_name`] then).
     ///
     /// ```
     /// use dp_models::io::Format;
     /// assert_eq!(Format::from_path("train.CSV")?, Format::Csv);
+    /// assert_eq!(Format::from_path("phishing.csv.gz")?, Format::Csv);
     /// assert!(Format::from_path("heart_scale").unwrap_err().to_string().contains("no extension"));
     /// # Ok::<(), dp_models::io::LoadError>(())
     /// ```
@@ -37,7 +39,19 @@ impl Format {
                 path: path.to_path_buf(),
             });
         };
-        let ext = ext.to_string_lossy().to_ascii_lowercase();
+        let mut ext = ext.to_string_lossy().to_ascii_lowercase();
+        if ext == "gz" {
+            // `data.csv.gz`: the format is the extension before `.gz` (the loaders
+            // decompress the file).
+            let inner = path.file_stem().map(Path::new).and_then(Path::extension);
+            let Some(inner) = inner else {
+                return Err(LoadError::UnknownExtension {
+                    path: path.to_path_buf(),
+                    extension: ext,
+                });
+            };
+            ext = inner.to_string_lossy().to_ascii_lowercase();
+        }
         match ext.as_str() {
             "csv" => Ok(Self::Csv),
             "tsv" => Ok(Self::Tsv),

@@ -408,6 +408,89 @@ fn format_dispatch_and_unknown_extensions() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+/// A gzip-compressed file loads as its text: `.csv.gz` and `.svm.gz` by name, a
+/// LIBSVM file without an inner extension with its format named, several gzip members
+/// one after the other as their concatenation; a file that starts as gzip but is cut
+/// short is an error that says so.
+#[test]
+fn gzip_files_load_as_their_text() {
+    assert_eq!(Format::from_path("d/phishing.csv.gz").unwrap(), Format::Csv);
+    assert_eq!(Format::from_path("A.SVM.GZ").unwrap(), Format::Libsvm);
+    assert_eq!(Format::from_path("t.tsv.gz").unwrap(), Format::Tsv);
+    let e = Format::from_path("heart_scale.gz").unwrap_err().to_string();
+    assert!(
+        e.contains("unknown file extension .gz") && e.contains("followed by .gz"),
+        "{e}"
+    );
+
+    let dir = scratch("gzip");
+    let csv = "a,b,y\n1,2,0\n3,4.5,1\n-1,0,1\n";
+    std::fs::write(dir.join("t.csv"), csv).unwrap();
+    std::fs::write(dir.join("t.csv.gz"), gzip(csv.as_bytes())).unwrap();
+    let opts = CsvOptions::default();
+    let dense = |name: &str| match load(
+        dir.join(name),
+        None,
+        &opts,
+        FeatureCount::FromDataNotPrivate,
+    )
+    .unwrap()
+    {
+        Loaded::Dense(d) => d,
+        Loaded::Sparse(_) => panic!("expected dense"),
+    };
+    let (plain, packed) = (dense("t.csv"), dense("t.csv.gz"));
+    assert_eq!(plain.y(), packed.y());
+    assert_eq!(plain.x(), packed.x());
+    // Two members: the rows of both.
+    let (head, tail) = csv.split_at(csv.find("3,4.5").unwrap());
+    let mut two = gzip(head.as_bytes());
+    two.extend(gzip(tail.as_bytes()));
+    std::fs::write(dir.join("two.csv.gz"), two).unwrap();
+    assert_eq!(dense("two.csv.gz").x(), plain.x());
+
+    let svm = "1 1:0.5 3:1\n-1 2:2\n";
+    std::fs::write(dir.join("heart"), svm).unwrap();
+    std::fs::write(dir.join("heart.gz"), gzip(svm.as_bytes())).unwrap();
+    let sparse = |name: &str| match load(
+        dir.join(name),
+        Some(Format::Libsvm),
+        &opts,
+        FeatureCount::Public(3),
+    )
+    .unwrap()
+    {
+        Loaded::Sparse(d) => d,
+        Loaded::Dense(_) => panic!("expected sparse"),
+    };
+    assert_eq!(sparse("heart").y(), sparse("heart.gz").y());
+    assert_eq!(sparse("heart").x().nnz(), sparse("heart.gz").x().nnz());
+
+    let mut cut = gzip(csv.as_bytes());
+    cut.truncate(cut.len() / 2);
+    std::fs::write(dir.join("cut.csv.gz"), cut).unwrap();
+    let e = load(
+        dir.join("cut.csv.gz"),
+        None,
+        &opts,
+        FeatureCount::FromDataNotPrivate,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("cut.csv.gz") && e.contains("does not decompress"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
