@@ -4,11 +4,17 @@
 //! of column `j`), as `run_cd` calls it with one thread.
 //!
 //! ```text
-//! cargo run --release -p dp-models --example cd_step -- [PASSES] [N]
+//! cargo run --release -p dp-models --example cd_step -- [PASSES] [N] [MODE]
 //! ```
 //!
+//! The modes run one after the other within each pass; `MODE` (`0` fused step, `1`
+//! gradient only, `2` update only, `3` f32 margin) runs that one alone, so that its data
+//! stay in the caches from pass to pass as in a fit (the `f32` copy is half the size).
+//!
 //! Prints the median time per pass over the passes, and ns per matrix entry, for the
-//! fused step and for its parts (the gradient sum alone, the update alone).
+//! fused step and for its parts (the gradient sum alone, the update alone), and for the
+//! mixed-precision fused step (`dp_models::simd::margin`: label-folded `f32` columns and
+//! margins, what DP-CD runs on large dense logistic problems).
 use dp_models::{DenseDesign, Logistic, Loss};
 use std::time::Instant;
 
@@ -16,6 +22,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let passes: usize = args.next().map_or(20, |s| s.parse().expect("PASSES"));
     let n: usize = args.next().map_or(160_000, |s| s.parse().expect("N"));
+    let only: Option<usize> = args.next().map(|s| s.parse().expect("MODE"));
     let p = 51;
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut unif = move || {
@@ -40,12 +47,25 @@ fn main() {
         })
         .collect();
     let clip = Some(0.5);
-    let modes = ["fused step", "grad only", "update only"];
+    let modes = ["fused step", "grad only", "update only", "f32 margin"];
+    let folded: Vec<Vec<f32>> = (0..p)
+        .map(|j| {
+            x.col(j)
+                .iter()
+                .zip(&y)
+                .map(|(v, yi)| (v * yi) as f32)
+                .collect()
+        })
+        .collect();
+    let mut margins = vec![0.0f32; n];
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut z = vec![0.0; n];
     let mut sink = 0.0;
     for _ in 0..passes {
         for (m, t) in times.iter_mut().enumerate() {
+            if only.is_some_and(|o| o != m) {
+                continue;
+            }
             let start = Instant::now();
             let mut pending = (0usize, 0.0f64);
             for j in 0..p {
@@ -58,6 +78,12 @@ fn main() {
                         clip,
                     ),
                     1 => Logistic.dense_col_grad_sum(x.col(j), &z, Some(&y), clip),
+                    3 => dp_models::simd::margin::logistic_step(
+                        Some((&folded[pending.0], pending.1 as f32)),
+                        &folded[j],
+                        &mut margins,
+                        0.5,
+                    ),
                     _ => {
                         dp_models::simd::axpy(pending.1, x.col(pending.0), &mut z);
                         0.01
@@ -74,6 +100,9 @@ fn main() {
         dp_models::simd::level_name()
     );
     for (name, t) in modes.iter().zip(&mut times) {
+        if t.is_empty() {
+            continue;
+        }
         t.sort_by(f64::total_cmp);
         let med = t[t.len() / 2];
         println!(

@@ -267,6 +267,10 @@ macro_rules! forward_loss {
             ) -> f64 {
                 $each!(self, l => l.dense_step_grad_sum(update, x, z, y, clip))
             }
+            #[inline]
+            fn margin_kernel(&self) -> Option<$crate::simd::margin::MarginKernel> {
+                $each!(self, l => l.margin_kernel())
+            }
         }
     };
 }

@@ -13,6 +13,7 @@
 //! logistic, squared hinge, Huber) through [`crate::simd`]; other losses use a scalar
 //! default built on [`Loss::derivative`].
 
+use crate::simd::margin::MarginKernel;
 use crate::simd::{self, LaneDerivative};
 use pulp::Simd;
 
@@ -97,6 +98,15 @@ pub trait Loss: Send + Sync + std::fmt::Debug {
             simd::axpy(a, xk, z);
         }
         self.dense_col_grad_sum(x, z, y, clip)
+    }
+    /// The mixed-precision fused step of a margin loss over label-folded `f32` columns
+    /// and margins ([`crate::simd::margin`], which states its accuracy and the
+    /// clipping that keeps its sensitivity), or `None` (the default) when the loss has
+    /// none. Only a loss `phi(z, y) = l(y z)` with labels `+-1` may return one: its
+    /// kernel computes the terms `l'(y_i z_i) y_i x_i = phi'(z_i, y_i) x_i`. DP-CD
+    /// uses it on large dense designs (`dp_optim::Precision`).
+    fn margin_kernel(&self) -> Option<MarginKernel> {
+        None
     }
 }
 
@@ -339,6 +349,9 @@ impl Loss for Logistic {
     }
     fn is_classification(&self) -> bool {
         true
+    }
+    fn margin_kernel(&self) -> Option<MarginKernel> {
+        Some(simd::margin::logistic_step)
     }
     /// With `g(t) = log(1 + e^{-t})` and `phi(z, y) = g(y z)`, `y = +-1`:
     /// `phi*(u, y) = g*(u y)`, and `g*(v) = s log s + (1 - s) log(1 - s)` with `s = -v`

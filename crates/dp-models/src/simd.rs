@@ -571,6 +571,7 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     arch().dispatch(Dot { a, b })
 }
 
+pub mod margin;
 pub mod rows;
 
 #[cfg(test)]
