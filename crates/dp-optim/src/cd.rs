@@ -16,12 +16,14 @@
 use crate::constants::{resolve_for_twin, Smoothness};
 use crate::error::{positive, positive_count, OptimError, Result};
 use crate::kernel::{
-    objective_from_predictor, with_sweeper, ClipRule, ColumnKernels, CoordNoise, NoClip, NoNoise,
+    objective_from_predictor, with_margin_sweeper, with_sweeper, ClipRule, ColumnKernels,
+    CoordNoise, Folded, NoClip, NoNoise, Sweeper,
 };
 use crate::model::{Diagnostics, Fitted, LinearModel};
 pub use crate::schedule::{Averaging, CoordinateOrder, Schedule};
 use crate::schedule::{CoordinateSelector, LOOKAHEAD};
 use crate::solver::{check_finite, Solver, Streams};
+use dp_models::simd::margin::MarginKernel;
 use dp_models::simd::rows::prefetch;
 use dp_models::{Dataset, Loss, Penalty};
 use rand::{Rng, RngCore};
@@ -40,6 +42,10 @@ pub(crate) struct CdProblem<'a, D, L: ?Sized, P: ?Sized> {
     /// `1 / N`, the normaliser of the gradient sum: `1 / n` (the data's size) for CD and
     /// DP-CD under replace-one, `1 / public_n` for DP-CD under add/remove.
     pub inv_n: f64,
+    /// The mixed-precision kernel of a margin loss, when the sweep runs in `f32` over
+    /// label-folded columns (a dense design and a non-residual loss only;
+    /// [`crate::dp_cd::Precision`]), `None` for the `f64` sweep.
+    pub margin: Option<MarginKernel>,
 }
 
 /// Runs Algorithm 1's loops from the state `(w, z = X w)` and leaves `z = X w` of the
@@ -96,8 +102,15 @@ where
     } else {
         (1, schedule.outer)
     };
+    // With the mixed-precision sweep, the label-folded f32 copy of the design is built
+    // once per run; each block starts its f32 margins from the f64 predictor and ends
+    // with `z = X w` recomputed in f64 (below).
+    let folded = match (prob.margin, prob.x.as_dense()) {
+        (Some(kernel), Some(d)) if !residual => Some(Folded::new(d, prob.y, kernel)),
+        _ => None,
+    };
     for _block in 0..blocks {
-        with_sweeper(prob.x, prob.loss, z, y, prob.chunks, |sweep| {
+        let body = |sweep: &mut Sweeper<'_, '_, D, L>| {
             for _t in 0..per_block {
                 if schedule.averaged {
                     acc.iter_mut().for_each(|a| *a = 0.0);
@@ -144,9 +157,14 @@ where
                     }
                 }
             }
-        });
-        if schedule.averaged {
-            // z is recomputed from the averaged w: a pending update is obsolete.
+        };
+        match &folded {
+            Some(f) => with_margin_sweeper(f, z, prob.y, prob.chunks, body),
+            None => with_sweeper(prob.x, prob.loss, z, y, prob.chunks, body),
+        }
+        if schedule.averaged || folded.is_some() {
+            // z is recomputed from w (averaged, or after an f32 sweep that kept margins
+            // only): a pending update is obsolete.
             pending = None;
             prob.x.matvec(w, z);
             if residual {
@@ -375,6 +393,7 @@ impl<D: ColumnKernels, L: Loss, P: Penalty> Solver<D> for Cd<L, P> {
             steps: &steps,
             chunks: self.chunks,
             inv_n: 1.0 / data.n_samples() as f64,
+            margin: None,
         };
         let zero_steps = run_cd(
             &prob,

@@ -7,6 +7,7 @@
 
 use crate::error::Result;
 use crate::support::RowSupport;
+use dp_models::simd::margin::{release_clip, MarginKernel};
 use dp_models::{ClipValues, DenseDesign, Design, Loss, SparseDesign};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -424,8 +425,9 @@ fn split_point(n: usize) -> Option<usize> {
 
 /// How the coordinate steps of one run sweep the data: on the calling thread (pieces,
 /// if any, through `rayon`), or split in two with a persistent worker thread that owns
-/// the second half of the predictor for the whole run.
-pub(crate) enum Sweeper<'a, D, L: ?Sized> {
+/// the second half of the predictor for the whole run; in `f64`, or in mixed precision
+/// over label-folded `f32` columns ([`Folded`], `dp_models::simd::margin`).
+pub(crate) enum Sweeper<'a, 'm, D, L: ?Sized> {
     /// [`ColumnKernels::step_grad_sum`] or its chunked form.
     Local {
         x: &'a D,
@@ -436,10 +438,15 @@ pub(crate) enum Sweeper<'a, D, L: ?Sized> {
     },
     /// Two pieces at [`split_point`]: the first on the calling thread, the second on
     /// the worker.
-    Paired(Paired<'a, L>),
+    Paired(Paired<'m, DenseRows<'a, L>>),
+    /// The mixed-precision sweep on the calling thread: one piece, or the two pieces
+    /// of `MarginPaired` in turn (same bits).
+    Margin(Vec<MarginRows<'a>>),
+    /// The mixed-precision sweep in two pieces at [`split_point`], as `Paired`.
+    MarginPaired(Paired<'m, MarginRows<'a>>),
 }
 
-impl<D: ColumnKernels, L: Loss + ?Sized> Sweeper<'_, D, L> {
+impl<D: ColumnKernels, L: Loss + ?Sized> Sweeper<'_, '_, D, L> {
     /// One coordinate step: applies the pending update `z += a X_{:,k}` and returns the
     /// clipped gradient sum of column `j` ([`ColumnKernels::step_grad_sum`]).
     #[inline]
@@ -459,8 +466,23 @@ impl<D: ColumnKernels, L: Loss + ?Sized> Sweeper<'_, D, L> {
                 }
             }
             Sweeper::Paired(p) => p.step(update, j, clip.bound()),
+            Sweeper::Margin(pieces) => {
+                let (update, clip) = (nonzero(update), clip.bound());
+                let mut pieces = pieces.iter_mut();
+                let first = pieces.next().map_or(0.0, |r| r.step(update, j, clip));
+                pieces.fold(first, |s, r| s + r.step(update, j, clip))
+            }
+            Sweeper::MarginPaired(p) => p.step(update, j, clip.bound()),
         }
     }
+}
+
+/// Whether a two-piece sweep of `n` rows runs on two threads: `chunks == 2`, a column
+/// long enough to split, and a process that may run two threads at once.
+fn paired(chunks: usize, n: usize) -> bool {
+    chunks == 2
+        && split_point(n).is_some()
+        && std::thread::available_parallelism().is_ok_and(|k| k.get() >= 2)
 }
 
 /// Runs `body` with the [`Sweeper`] for `chunks` pieces per step over the predictor
@@ -486,47 +508,36 @@ pub(crate) fn with_sweeper<D, L, R>(
     z: &mut [f64],
     y: Option<&[f64]>,
     chunks: usize,
-    body: impl FnOnce(&mut Sweeper<'_, D, L>) -> R,
+    body: impl FnOnce(&mut Sweeper<'_, '_, D, L>) -> R,
 ) -> R
 where
     D: ColumnKernels,
     L: Loss + ?Sized,
 {
-    let paired = chunks == 2
-        && std::thread::available_parallelism().is_ok_and(|k| k.get() >= 2)
-        && x.as_dense()
-            .is_some_and(|d| split_point(d.n_samples()).is_some());
     match x.as_dense() {
-        Some(d) if paired => {
+        Some(d) if paired(chunks, d.n_samples()) => {
             let n = d.n_samples();
             let h = split_point(n).unwrap_or(0);
-            let mailbox = Mailbox::default();
             let (zl, zr) = z[..n].split_at_mut(h);
-            let right = Mutex::new(zr);
-            std::thread::scope(|scope| {
-                let (yl, yr) = match y {
-                    Some(y) => (Some(&y[..h]), Some(&y[h..n])),
-                    None => (None, None),
-                };
-                let mb = &mailbox;
-                let zr = &right;
-                scope.spawn(move || worker(mb, d, loss, zr, yr, h));
-                // Stops the worker however `body` ends (a panic included), so that
-                // the scope can join it.
-                let _stop = StopOnDrop(mb);
-                let mut sweeper = Sweeper::Paired(Paired {
-                    mailbox: mb,
-                    d,
-                    loss,
-                    z: zl,
-                    y: yl,
-                    z_right: zr,
-                    y_right: yr,
-                    h,
-                    seq: 0,
-                });
-                body(&mut sweeper)
-            })
+            let (yl, yr) = match y {
+                Some(y) => (Some(&y[..h]), Some(&y[h..n])),
+                None => (None, None),
+            };
+            let left = DenseRows {
+                d,
+                loss,
+                start: 0,
+                z: zl,
+                y: yl,
+            };
+            let right = DenseRows {
+                d,
+                loss,
+                start: h,
+                z: zr,
+                y: yr,
+            };
+            run_paired(left, right, |p| body(&mut Sweeper::Paired(p)))
         }
         _ => body(&mut Sweeper::Local {
             x,
@@ -535,6 +546,160 @@ where
             y,
             chunks,
         }),
+    }
+}
+
+/// Runs `body` with a [`Paired`] sweep over `left` (the calling thread) and `right` (a
+/// scoped worker thread, stopped before this returns, however `body` ends).
+fn run_paired<'a, H: Half + 'a, R>(left: H, right: H, body: impl FnOnce(Paired<'_, H>) -> R) -> R {
+    let mailbox = Mailbox::default();
+    let right = Mutex::new(right);
+    std::thread::scope(|scope| {
+        let mb = &mailbox;
+        let rows = &right;
+        scope.spawn(move || worker(mb, rows));
+        // Stops the worker however `body` ends (a panic included), so that the scope
+        // can join it.
+        let _stop = StopOnDrop(mb);
+        body(Paired {
+            mailbox: mb,
+            left,
+            right: rows,
+            seq: 0,
+        })
+    })
+}
+
+/// One piece of a split sweep: a range of rows and the state it updates.
+pub(crate) trait Half: Send {
+    /// Applies the update `z += a X_{:,k}` (`update = Some((k, a))`, `a != 0`) to this
+    /// piece's rows and returns its clipped gradient sum of column `j`.
+    fn step(&mut self, update: Option<(usize, f64)>, j: usize, clip: Option<f64>) -> f64;
+}
+
+/// Rows `start..start + z.len()` of a dense design, in `f64`.
+pub(crate) struct DenseRows<'a, L: ?Sized> {
+    d: &'a DenseDesign,
+    loss: &'a L,
+    start: usize,
+    z: &'a mut [f64],
+    y: Option<&'a [f64]>,
+}
+
+impl<L: Loss + ?Sized> Half for DenseRows<'_, L> {
+    #[inline]
+    fn step(&mut self, update: Option<(usize, f64)>, j: usize, clip: Option<f64>) -> f64 {
+        let rows = self.start..self.start + self.z.len();
+        let update = update.map(|(k, a)| (&self.d.col(k)[rows.clone()], a));
+        piece(
+            self.loss,
+            update,
+            &self.d.col(j)[rows],
+            self.z,
+            self.y,
+            clip,
+        )
+    }
+}
+
+/// `Some((k, a))` when the update moves the predictor (`a != 0`).
+#[inline]
+fn nonzero(update: Option<(usize, f64)>) -> Option<(usize, f64)> {
+    update.filter(|&(_, a)| a != 0.0)
+}
+
+/// The label-folded `f32` copy of a dense design for the mixed-precision sweep of a
+/// margin loss: column `j` holds `y_i x_ij` rounded to `f32` (a sign flip, then one
+/// rounding), with the loss's [`MarginKernel`] and the public `n` that fixes the
+/// clipping's rounding allowance ([`dp_models::simd::margin::release_clip`]).
+///
+/// # Privacy
+/// Building it is a fixed map applied record by record (row `i` of the copy reads only
+/// record `i`), so neighbouring datasets give neighbouring copies under the same
+/// relation; the sweep over it is analysed in `dp_models::simd::margin`.
+pub(crate) struct Folded {
+    cols: Vec<f32>,
+    n: usize,
+    kernel: MarginKernel,
+}
+
+impl Folded {
+    /// Folds `d` with the labels `y` (both cores for a large design).
+    pub(crate) fn new(d: &DenseDesign, y: &[f64], kernel: MarginKernel) -> Self {
+        use rayon::prelude::*;
+        let n = d.n_samples();
+        let mut cols = vec![0.0f32; n * d.n_features()];
+        if n > 0 {
+            cols.par_chunks_mut(n).enumerate().for_each(|(j, out)| {
+                for ((o, &x), &yi) in out.iter_mut().zip(d.col(j)).zip(y) {
+                    *o = (yi * x) as f32;
+                }
+            });
+        }
+        Self { cols, n, kernel }
+    }
+
+    fn col(&self, j: usize) -> &[f32] {
+        &self.cols[j * self.n..(j + 1) * self.n]
+    }
+}
+
+/// Runs `body` with the mixed-precision [`Sweeper`] over `folded`, starting from the
+/// predictor `z` (margins `y_i z_i` in `f32`, dropped when this returns: the caller
+/// recomputes `z = X w` in `f64`). With `chunks == 2` the sweep is split in two pieces
+/// at [`split_point`], run on two threads as in [`with_sweeper`] when the process may
+/// run two threads and in turn on the calling thread otherwise (the same bits either
+/// way); any other `chunks` sweeps in one piece.
+pub(crate) fn with_margin_sweeper<D, L, R>(
+    folded: &Folded,
+    z: &[f64],
+    y: &[f64],
+    chunks: usize,
+    body: impl FnOnce(&mut Sweeper<'_, '_, D, L>) -> R,
+) -> R
+where
+    D: ColumnKernels,
+    L: Loss + ?Sized,
+{
+    let n = folded.n;
+    let mut m: Vec<f32> = z[..n]
+        .iter()
+        .zip(y)
+        .map(|(&zi, &yi)| (yi * zi) as f32)
+        .collect();
+    let rows = |start: usize, m| MarginRows { folded, start, m };
+    match split_point(n).filter(|_| chunks == 2) {
+        Some(h) => {
+            let (ml, mr) = m.split_at_mut(h);
+            if paired(chunks, n) {
+                run_paired(rows(0, ml), rows(h, mr), |p| {
+                    body(&mut Sweeper::MarginPaired(p))
+                })
+            } else {
+                body(&mut Sweeper::Margin(vec![rows(0, ml), rows(h, mr)]))
+            }
+        }
+        None => body(&mut Sweeper::Margin(vec![rows(0, &mut m)])),
+    }
+}
+
+/// Rows `start..start + m.len()` of a [`Folded`] design and their `f32` margins.
+pub(crate) struct MarginRows<'a> {
+    folded: &'a Folded,
+    start: usize,
+    m: &'a mut [f32],
+}
+
+impl Half for MarginRows<'_> {
+    #[inline]
+    fn step(&mut self, update: Option<(usize, f64)>, j: usize, clip: Option<f64>) -> f64 {
+        let f = self.folded;
+        let rows = self.start..self.start + self.m.len();
+        // The clipping that keeps the mixed-precision sum's sensitivity at `2 C_j`
+        // (`dp_models::simd::margin`, the proof there): fixed by `C_j` and the public n.
+        let c = release_clip(clip.unwrap_or(f64::INFINITY), f.n);
+        let update = update.map(|(k, a)| (&f.col(k)[rows.clone()], a as f32));
+        (f.kernel)(update, &f.col(j)[rows], self.m, c)
     }
 }
 
@@ -636,16 +801,9 @@ fn claim(mb: &Mailbox, t: u64) -> bool {
         .is_ok()
 }
 
-/// The worker: runs the second piece (rows `h..n`) of every posted step it claims
-/// before the caller does, until stopped.
-fn worker<L: Loss + ?Sized>(
-    mb: &Mailbox,
-    d: &DenseDesign,
-    loss: &L,
-    z: &Mutex<&mut [f64]>,
-    y: Option<&[f64]>,
-    h: usize,
-) {
+/// The worker: runs the second piece of every posted step it claims before the caller
+/// does, until stopped.
+fn worker<H: Half>(mb: &Mailbox, rows: &Mutex<H>) {
     let _fail = FailOnUnwind(mb);
     let mut last = 0u64;
     loop {
@@ -666,39 +824,30 @@ fn worker<L: Loss + ?Sized>(
             NO_CLIP => None,
             bits => Some(f64::from_bits(bits)),
         };
-        let update = (k != usize::MAX).then(|| (&d.col(k)[h..], a));
-        let r = {
-            let mut z = z.lock().unwrap_or_else(PoisonError::into_inner);
-            piece(loss, update, &d.col(j)[h..], &mut z, y, clip)
-        };
+        let update = (k != usize::MAX).then_some((k, a));
+        let r = rows
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .step(update, j, clip);
         mb.result.store(r.to_bits(), Ordering::Relaxed);
         mb.done.store(t, Ordering::Release);
     }
 }
 
 /// The calling thread's side of a two-thread sweep (see [`with_sweeper`]).
-pub(crate) struct Paired<'a, L: ?Sized> {
+pub(crate) struct Paired<'a, H> {
     mailbox: &'a Mailbox,
-    d: &'a DenseDesign,
-    loss: &'a L,
-    /// Rows `0..h` of the predictor and labels.
-    z: &'a mut [f64],
-    y: Option<&'a [f64]>,
-    /// Rows `h..n` of the predictor (locked by whoever runs the second piece) and
-    /// labels.
-    z_right: &'a Mutex<&'a mut [f64]>,
-    y_right: Option<&'a [f64]>,
-    h: usize,
+    /// The first piece (rows `0..h`).
+    left: H,
+    /// The second piece (rows `h..n`), locked by whoever runs it.
+    right: &'a Mutex<H>,
     seq: u64,
 }
 
-impl<L: Loss + ?Sized> Paired<'_, L> {
+impl<H: Half> Paired<'_, H> {
     #[inline]
     fn step(&mut self, update: Option<(usize, f64)>, j: usize, clip: Option<f64>) -> f64 {
-        let update = match update {
-            Some((k, a)) if a != 0.0 => Some((k, a)),
-            _ => None,
-        };
+        let update = nonzero(update);
         let mb = self.mailbox;
         self.seq += 1;
         let (k, a) = update.unwrap_or((usize::MAX, 0.0));
@@ -708,19 +857,17 @@ impl<L: Loss + ?Sized> Paired<'_, L> {
         mb.clip
             .store(clip.map_or(NO_CLIP, f64::to_bits), Ordering::Relaxed);
         mb.posted.store(self.seq, Ordering::Release);
-        let h = self.h;
-        let col = self.d.col(j);
-        let upd = update.map(|(k, a)| (&self.d.col(k)[..h], a));
-        let l = piece(self.loss, upd, &col[..h], self.z, self.y, clip);
+        let l = self.left.step(update, j, clip);
         let seq = self.seq;
         if mb.failed.load(Ordering::Relaxed) {
             panic!("the sweep worker thread panicked");
         }
         let r = if claim(mb, seq) {
             // The worker has not started this step: run its piece here.
-            let upd = update.map(|(k, a)| (&self.d.col(k)[h..], a));
-            let mut z = self.z_right.lock().unwrap_or_else(PoisonError::into_inner);
-            piece(self.loss, upd, &col[h..], &mut z, self.y_right, clip)
+            self.right
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .step(update, j, clip)
         } else {
             wait_until(&mb.done, &mb.failed, |v| v == seq);
             f64::from_bits(mb.result.load(Ordering::Relaxed))
@@ -794,17 +941,24 @@ mod tests {
         }
     }
 
+    /// A dense 1000 x 4 design, a predictor and labels `+-1` for the sweeper tests
+    /// (`a` varies the values).
+    fn sweep_fixture(a: f64) -> (DenseDesign, Vec<f64>, Vec<f64>) {
+        let (n, p) = (1000, 4);
+        let data: Vec<f64> = (0..n * p).map(|k| (k as f64 * a).sin() * 2.0).collect();
+        let d = DenseDesign::from_col_major(n, p, &data).unwrap();
+        let z0: Vec<f64> = (0..n).map(|i| (i as f64 * 2.4 * a).cos()).collect();
+        let y: Vec<f64> = (0..n)
+            .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        (d, z0, y)
+    }
+
     /// The two-thread sweeper (a persistent worker for the second piece) computes what
     /// the 2-chunk rayon split computes, bit for bit: sums and predictor.
     #[test]
     fn paired_sweeper_matches_the_two_chunk_split_bit_for_bit() {
-        let (n, p) = (1000, 4);
-        let data: Vec<f64> = (0..n * p).map(|k| (k as f64 * 0.37).sin() * 2.0).collect();
-        let d = DenseDesign::from_col_major(n, p, &data).unwrap();
-        let z0: Vec<f64> = (0..n).map(|i| (i as f64 * 0.9).cos()).collect();
-        let y: Vec<f64> = (0..n)
-            .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
-            .collect();
+        let (d, z0, y) = sweep_fixture(0.37);
         let steps = [
             (None, 0),
             (Some((1, 0.3)), 2),
@@ -848,13 +1002,8 @@ mod tests {
     /// split: sums and predictor. (Before, the caller waited for the worker.)
     #[test]
     fn the_caller_runs_the_second_piece_the_worker_did_not_claim() {
-        let (n, p) = (1000, 4);
-        let data: Vec<f64> = (0..n * p).map(|k| (k as f64 * 0.53).cos() * 1.5).collect();
-        let d = DenseDesign::from_col_major(n, p, &data).unwrap();
-        let z0: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).sin()).collect();
-        let y: Vec<f64> = (0..n)
-            .map(|i| if i % 4 == 0 { 1.0 } else { -1.0 })
-            .collect();
+        let (d, z0, y) = sweep_fixture(0.53);
+        let n = d.n_samples();
         let steps = [
             (None, 1),
             (Some((1, 0.4)), 3),
@@ -875,16 +1024,23 @@ mod tests {
             {
                 let mailbox = Mailbox::default();
                 let (zl, zr) = z2.split_at_mut(h);
-                let right = Mutex::new(zr);
-                let mut paired = Paired {
-                    mailbox: &mailbox,
+                let right = Mutex::new(DenseRows {
                     d: &d,
                     loss: &Logistic,
-                    z: zl,
-                    y: Some(&y[..h]),
-                    z_right: &right,
-                    y_right: Some(&y[h..]),
-                    h,
+                    start: h,
+                    z: zr,
+                    y: Some(&y[h..]),
+                });
+                let mut paired = Paired {
+                    mailbox: &mailbox,
+                    left: DenseRows {
+                        d: &d,
+                        loss: &Logistic,
+                        start: 0,
+                        z: zl,
+                        y: Some(&y[..h]),
+                    },
+                    right: &right,
                     seq: 0,
                 };
                 let got: Vec<u64> = steps
@@ -896,6 +1052,69 @@ mod tests {
             }
             let bits = |z: &[f64]| z.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&z2), bits(&z1));
+        }
+    }
+
+    /// The mixed-precision sweep on two threads gives, bit for bit, the kernel run on
+    /// its two pieces in turn (left + right, the update applied to each piece's margins,
+    /// the terms clipped at `release_clip(C, n)`), and on one thread the kernel on the
+    /// whole column.
+    #[test]
+    fn the_margin_sweep_is_its_pieces_bit_for_bit() {
+        use dp_models::simd::margin::logistic_step;
+        let (d, z0, y) = sweep_fixture(0.41);
+        let (n, p) = (d.n_samples(), d.n_features());
+        let folded = Folded::new(&d, &y, logistic_step);
+        let steps = [
+            (None, 0),
+            (Some((0, 0.3)), 2),
+            (Some((2, 0.0)), 3),
+            (Some((3, -0.7)), 1),
+        ];
+        let two_cores = std::thread::available_parallelism().is_ok_and(|k| k.get() >= 2);
+        let h = split_point(n).unwrap();
+        for c in [0.05, 0.5, f64::INFINITY] {
+            for (chunks, cuts) in [(1, vec![0, n]), (2, vec![0, h, n])] {
+                let mut m: Vec<f32> = z0.iter().zip(&y).map(|(z, y)| (y * z) as f32).collect();
+                let want: Vec<u64> = steps
+                    .iter()
+                    .map(|&(u, j)| {
+                        let c32 = release_clip(c, n);
+                        let mut s = 0.0;
+                        for w in cuts.windows(2) {
+                            let rows = w[0]..w[1];
+                            let upd =
+                                nonzero(u).map(|(k, a)| (&folded.col(k)[rows.clone()], a as f32));
+                            s +=
+                                logistic_step(upd, &folded.col(j)[rows.clone()], &mut m[rows], c32);
+                        }
+                        s.to_bits()
+                    })
+                    .collect();
+                let got: Vec<u64> = with_margin_sweeper::<DenseDesign, Logistic, _>(
+                    &folded,
+                    &z0,
+                    &y,
+                    chunks,
+                    |sw| {
+                        assert_eq!(
+                            matches!(sw, Sweeper::MarginPaired(_)),
+                            chunks == 2 && two_cores
+                        );
+                        steps
+                            .iter()
+                            .map(|&(u, j)| sw.step(u, j, Clamp(c)).to_bits())
+                            .collect()
+                    },
+                );
+                assert_eq!(got, want, "c = {c}, chunks = {chunks}");
+            }
+        }
+        // The folded copy is y x rounded to f32, column by column.
+        for j in 0..p {
+            for i in [0, 7, n - 1] {
+                assert_eq!(folded.col(j)[i], (y[i] * d.col(j)[i]) as f32);
+            }
         }
     }
 

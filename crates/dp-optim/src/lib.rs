@@ -27,7 +27,7 @@ pub mod support;
 pub use cd::{Cd, CdParams};
 pub use constants::{GlobalSmoothness, Smoothness};
 pub use dist_fw::{Bcfw, BcfwParams, DistCalibration, DistDpFw, DistDpFwParams};
-pub use dp_cd::{AdaptiveClipping, DpCd, DpCdParams};
+pub use dp_cd::{AdaptiveClipping, DpCd, DpCdParams, Precision, MIXED_MIN_ROWS};
 pub use dp_fw::{DpFw, DpFwParams};
 pub use dp_gcd::{DpGcd, DpGcdParams};
 pub use dp_scd::{DpScd, DpScdParams, DualNoise};

@@ -79,6 +79,12 @@ pub struct DpCdPlan {
     /// `c min(b_j^2, R^2)` (`None`: not estimated in this fit).
     #[serde(default)]
     pub smoothness_ceiled: Option<usize>,
+    /// True when the sweep ran in mixed precision ([`Precision`](crate::Precision)):
+    /// `f32` terms clipped at `dp_models::simd::margin::release_clip(C_j, n)` (slightly
+    /// below `C_j`, so that the sensitivities above hold with every rounding error
+    /// included). Absent in older reports = `f64`.
+    #[serde(default)]
+    pub mixed_precision: bool,
 }
 
 impl DpCdPlan {

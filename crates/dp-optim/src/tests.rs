@@ -228,6 +228,7 @@ fn lazy_averaging_equals_naive_averaging() {
         steps: &steps,
         chunks: 1,
         inv_n: 1.0 / 40.0,
+        margin: None,
     };
     let mut w = vec![0.0; 5];
     let mut z = vec![0.0; 40];
