@@ -284,13 +284,68 @@ const TILE: usize = 32;
 /// C-ordered array the largest single cost of a Python fit. Panics if a length is not
 /// `r * c`.
 ///
-/// A large matrix (at least [`PAR_MIN_VALUES`] values) is written by both halves of
-/// `dst`'s rows at once through `rayon` (each half reads its half of every source row);
-/// a copy, so the result is the same however it is split.
+/// A large matrix (at least [`PAR_MIN_VALUES`] values) is written on every core through
+/// `rayon`, split along its longer side so that every piece reads and writes long
+/// contiguous runs: by bands of source rows when `r >= c` (a tall C-ordered array: each
+/// piece reads one contiguous block of `src` and writes one segment of every `dst`
+/// row), by bands of `dst` rows otherwise. (Splitting a tall array by `dst` rows made
+/// every piece read the whole source for a few values per row: about 2.5 times the
+/// memory traffic.) A copy, so the result is the same however it is split.
 pub fn transpose_into(src: &[f64], r: usize, c: usize, dst: &mut [f64]) {
+    transpose_checked(src, r, c, dst);
+}
+
+/// [`transpose_into`], returning `true` when it has seen that every value is finite
+/// (the split by source rows checks the values as it copies them, at no measurable
+/// cost: the copy waits on memory); `false` means "not checked or not finite".
+fn transpose_checked(src: &[f64], r: usize, c: usize, dst: &mut [f64]) -> bool {
     assert_eq!(src.len(), r * c, "transpose_into: src has the wrong length");
     assert_eq!(dst.len(), r * c, "transpose_into: dst has the wrong length");
-    transpose_rows_of_dst(src, r, c, 0, dst);
+    if r == 0 || c == 0 {
+        return true;
+    }
+    if r >= c {
+        let mut segs: Vec<&mut [f64]> = dst.chunks_exact_mut(r).collect();
+        transpose_src_rows(src, c, 0, &mut segs)
+    } else {
+        transpose_rows_of_dst(src, r, c, 0, dst);
+        false
+    }
+}
+
+/// Source rows `i0..i0 + len` of [`transpose_into`], where `segs[j]` is the segment
+/// `i0..i0 + len` of `dst` row `j` (all of length `len`): split in two bands of source
+/// rows run through `rayon::join` while large, then copied tile by tile (a tile reads
+/// [`TILE`] consecutive source rows, one contiguous block, and writes [`TILE`] values
+/// to every segment).
+/// Returns whether every value copied is finite.
+fn transpose_src_rows(src: &[f64], c: usize, i0: usize, segs: &mut [&mut [f64]]) -> bool {
+    let len = segs.first().map_or(0, |s| s.len());
+    if len >= 2 * TILE && len * c >= PAR_MIN_VALUES {
+        let h = len / 2 / TILE * TILE;
+        let (mut left, mut right): (Vec<&mut [f64]>, Vec<&mut [f64]>) = segs
+            .iter_mut()
+            .map(|s| std::mem::take(s).split_at_mut(h))
+            .unzip();
+        let (l, r) = rayon::join(
+            || transpose_src_rows(src, c, i0, &mut left),
+            || transpose_src_rows(src, c, i0 + h, &mut right),
+        );
+        return l && r;
+    }
+    let mut finite = true;
+    for t0 in (0..len).step_by(TILE) {
+        let t1 = (t0 + TILE).min(len);
+        let block = &src[(i0 + t0) * c..(i0 + t1) * c];
+        for (j, seg) in segs.iter_mut().enumerate() {
+            for (o, row) in seg[t0..t1].iter_mut().zip(block.chunks_exact(c)) {
+                let v = row[j];
+                finite &= v.is_finite();
+                *o = v;
+            }
+        }
+    }
+    finite
 }
 
 /// Rows `j0..` of `dst` (`dst.len() / r` of them) of [`transpose_into`], split in two
@@ -431,6 +486,20 @@ impl DenseDesign {
     /// # Ok::<(), dp_models::ModelError>(())
     /// ```
     pub fn from_col_major_with(n: usize, p: usize, fill: impl FnOnce(&mut [f64])) -> Result<Self> {
+        Self::from_col_major_filled(n, p, |cols| {
+            fill(cols);
+            false
+        })
+    }
+
+    /// [`DenseDesign::from_col_major_with`] for a `fill` that returns `true` when it has
+    /// checked that every value it wrote is finite (the separate check is then skipped;
+    /// `false` runs it).
+    fn from_col_major_filled(
+        n: usize,
+        p: usize,
+        fill: impl FnOnce(&mut [f64]) -> bool,
+    ) -> Result<Self> {
         check_non_empty(n, p)?;
         let len = n.checked_mul(p).ok_or_else(|| {
             ModelError::Shape(format!(
@@ -440,8 +509,11 @@ impl DenseDesign {
         // Room for one more column (address space only, see `F64Buf::from_fn_with_spare`):
         // the pipeline appends its intercept column to the design it clips and scales in
         // place ([`DenseDesign::push_constant_column`]) without moving the others.
-        let cols = F64Buf::from_fn_with_spare(len, n, fill);
-        check_finite_col_major(&cols, n)?;
+        let mut checked = false;
+        let cols = F64Buf::from_fn_with_spare(len, n, |v| checked = fill(v));
+        if !checked {
+            check_finite_col_major(&cols, n)?;
+        }
         Ok(Self {
             n,
             p,
@@ -579,7 +651,7 @@ impl DenseDesign {
                 data.len(),
             )));
         }
-        Self::from_col_major_with(n, p, |cols| transpose_into(data, n, p, cols))
+        Self::from_col_major_filled(n, p, |cols| transpose_checked(data, n, p, cols))
     }
 
     /// Whether the row-major copy has been built (always, except for a design from
@@ -1182,6 +1254,22 @@ mod tests {
             }
         }
         assert_eq!(dst.iter().sum::<f64>(), src.iter().sum::<f64>());
+        // And back: a wide matrix (c x r, split by destination rows) is the source again.
+        let mut back = vec![f64::NAN; r * c];
+        transpose_into(&dst, c, r, &mut back);
+        assert!(back == src);
+        // The transpose checks the values as it copies them: a non-finite one is named
+        // by its row and column, as the separate check names it.
+        for (i, j, bad) in [(r - 1, c - 1, f64::NAN), (r / 2 + 3, 5, f64::NEG_INFINITY)] {
+            let mut data = src.clone();
+            data[i * c + j] = bad;
+            let err = DenseDesign::from_row_major_deferred_rows(r, c, &data).unwrap_err();
+            assert!(
+                err.to_string().contains(&format!("row {i}, column {j}")),
+                "{err}"
+            );
+        }
+        assert!(DenseDesign::from_row_major_deferred_rows(r, c, &src).is_ok());
 
         let mut v = src.clone();
         assert_eq!(first_non_finite(&v), None);
