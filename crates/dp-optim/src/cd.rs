@@ -384,7 +384,11 @@ impl<D: ColumnKernels, L: Loss, P: Penalty> Solver<D> for Cd<L, P> {
         let schedule = Schedule::new(self.averaging, self.passes, p)?;
         let mut w = self.w0.clone().unwrap_or_else(|| vec![0.0; p]);
         let mut z = vec![0.0; data.n_samples()];
-        data.x().matvec(&w, &mut z);
+        // z = X w: already 0 for the default w = 0 (a pass over the data saved; a
+        // product's -0 and this +0 give the kernels the same sums and updates).
+        if w.iter().any(|&v| v != 0.0) {
+            data.x().matvec(&w, &mut z);
+        }
         let prob = CdProblem {
             x: data.x(),
             y: data.y(),

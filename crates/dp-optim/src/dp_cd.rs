@@ -1012,7 +1012,11 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
 
         // 3. Algorithm 1.
         let mut z = vec![0.0; n];
-        data.x().matvec(&w, &mut z);
+        // z = X w: already 0 for the default w = 0 (a pass over the data saved; a
+        // product's -0 and this +0 give the kernels the same sums and updates).
+        if w.iter().any(|&v| v != 0.0) {
+            data.x().matvec(&w, &mut z);
+        }
         let prob = CdProblem {
             x: data.x(),
             y: data.y(),
