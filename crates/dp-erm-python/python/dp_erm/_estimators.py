@@ -39,6 +39,14 @@ _ALGORITHMS = ("dp-cd", "dp-gcd", "dp-sgd", "dp-scd")
 _COMMON_XFAIL = {}
 
 
+# fit(): the backend checks every value of X as it copies it (a non-finite value is a
+# ValueError naming its row and column), so scikit-learn's separate pass over X is
+# skipped (y is still checked by scikit-learn).
+_X_FINITE_CHECKED = (
+    {"ensure_all_finite": False} if _sk_validate_data is not None else {"force_all_finite": False}
+)
+
+
 def _validate(est, X, y="no_validation", reset=True, **kw):
     if _sk_validate_data is not None:
         return _sk_validate_data(est, X, y, reset=reset, **kw)
@@ -269,10 +277,13 @@ class _DPClassifier(ClassifierMixin, _DPLinearBase):
         """Fits the private model; ``y`` has exactly two classes (any two values)."""
         self._check_params()
         X, y = _validate(
-            self, X, y, accept_sparse=["csc", "csr"], dtype=np.float64, order=None
+            self, X, y, accept_sparse=["csc", "csr"], dtype=np.float64, order=None,
+            **_X_FINITE_CHECKED,
         )
-        check_classification_targets(y)
         classes = np.unique(y)
+        # scikit-learn's check, on the distinct labels instead of all of them (the type of
+        # target depends on the distinct values only): one pass over y instead of two.
+        check_classification_targets(classes)
         if len(classes) != 2:
             raise ValueError(
                 f"Only binary classification is supported: {type(self).__name__} needs "
@@ -429,7 +440,8 @@ class _DPRegressor(RegressorMixin, _DPLinearBase):
         """Fits the private model; ``bounds_y`` bounds the target (public)."""
         self._check_params()
         X, y = _validate(
-            self, X, y, accept_sparse=["csc", "csr"], dtype=np.float64, y_numeric=True
+            self, X, y, accept_sparse=["csc", "csr"], dtype=np.float64, y_numeric=True,
+            **_X_FINITE_CHECKED,
         )
         if self.bounds_y is None:
             target_range = None
