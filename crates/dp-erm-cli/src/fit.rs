@@ -311,7 +311,10 @@ fn format_of(path: &Path, given: Option<Format>) -> Result<Format> {
             "{}: tab-separated files are not supported by fit / predict; convert to CSV",
             path.display()
         ),
-        Err(e) => bail!("{e}: pass --format csv or --format libsvm"),
+        Err(e) => bail!(
+            "{e}: pass --format csv, or --format libsvm with --n-features P (the public \
+             number of features)"
+        ),
     }
 }
 
@@ -343,6 +346,22 @@ fn check_predict_format(path: &Path, model: Format) -> Result<()> {
     }
     Ok(())
 }
+
+/// Why a LIBSVM fit needs `--n-features` (also listed with the other missing flags
+/// before the data are read, `pipeline_path::check_args`).
+pub(crate) const NEEDS_N_FEATURES: &str = "LIBSVM input needs --n-features P, the public \
+    number of features chosen without looking at the data (e.g. the data set's documented \
+    dimension): P sets the number of coefficients, releases and the noise, so taking it \
+    from the largest index in the file would reveal whether the one record holding that \
+    index is in the data";
+
+/// `--target` given with LIBSVM input.
+pub(crate) const LIBSVM_NO_TARGET: &str =
+    "--target applies to CSV files only (LIBSVM labels come first on each line)";
+
+/// `--positive` / `--negative` given with LIBSVM input.
+pub(crate) const LIBSVM_NO_CLASS_NAMES: &str = "--positive / --negative apply to CSV files \
+    only: LIBSVM labels are the numbers written (+1 / -1 for classification)";
 
 /// A loaded file: dense with feature names, or sparse.
 enum Data {
@@ -379,22 +398,13 @@ fn load(
         }
         Format::Libsvm => {
             if target.is_some() {
-                bail!("--target applies to CSV files only (LIBSVM labels come first on each line)");
+                bail!("{LIBSVM_NO_TARGET}");
             }
             if labels.is_some() {
-                bail!(
-                    "--positive / --negative apply to CSV files only: LIBSVM labels are \
-                     the numbers written (+1 / -1 for classification)"
-                );
+                bail!("{LIBSVM_NO_CLASS_NAMES}");
             }
             let Some(p) = n_features else {
-                bail!(
-                    "LIBSVM input needs --n-features P, the public number of features chosen \
-                     without looking at the data (e.g. the data set's documented dimension): \
-                     P sets the number of coefficients, releases and the noise, so taking it \
-                     from the largest index in the file would reveal whether the one record \
-                     holding that index is in the data"
-                );
+                bail!("{NEEDS_N_FEATURES}");
             };
             Ok(Data::Sparse(load_libsvm(path, FeatureCount::Public(p))?))
         }

@@ -842,6 +842,47 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
     assert!(!ok);
     assert!(err.contains("LIBSVM input needs --n-features P"), "{err}");
     assert!(!dir.join("refused.json").exists());
+    // Without the bound either, both missing flags are named in one error.
+    let (ok, _, err) = output(dp_erm().args([
+        "fit",
+        "--data",
+        large.to_str().unwrap(),
+        "--loss",
+        "logistic",
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--model-out",
+        dir.join("refused.json").to_str().unwrap(),
+    ]));
+    assert!(!ok);
+    assert!(err.contains("2 things to fix in the flags"), "{err}");
+    assert!(err.contains("--feature-bound B"), "{err}");
+    assert!(err.contains("LIBSVM input needs --n-features P"), "{err}");
+    assert!(!dir.join("refused.json").exists());
+    // A file whose format its name does not tell: the error says what LIBSVM also needs.
+    let bare = dir.join("bare_name");
+    std::fs::copy(&large, &bare).unwrap();
+    let (ok, _, err) = output(dp_erm().args([
+        "fit",
+        "--data",
+        bare.to_str().unwrap(),
+        "--loss",
+        "logistic",
+        "--algorithm",
+        "dp-cd",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--model-out",
+        dir.join("refused.json").to_str().unwrap(),
+    ]));
+    assert!(!ok);
+    assert!(err.contains("--format libsvm with --n-features P"), "{err}");
     // An index above the declared count is refused naming the file, line and index.
     let (ok, _, err) = output(dp_erm().args([
         "fit",

@@ -141,18 +141,45 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
     }
     let private = !matches!(args.algorithm, Algorithm::Cd | Algorithm::Sdca);
     let dual = matches!(args.algorithm, Algorithm::DpScd | Algorithm::Sdca);
+    // What is missing or misplaced is listed at once, so that a new user does not meet
+    // one problem per run.
+    let mut missing: Vec<&str> = Vec::new();
     if private
         && !dual
         && args.feature_bound.is_none()
         && !args.non_private_constants_from_data
         && !args.normalize_rows
     {
-        bail!(
+        missing.push(
             "the step sizes need smoothness constants: declare a public bound with \
              --feature-bound B (|x_ij| <= B, chosen without looking at the data), estimate \
              per-column ranges privately with --feature-bound auto, or accept ranges \
-             computed from the data without privacy with --non-private-constants-from-data"
+             computed from the data without privacy with --non-private-constants-from-data",
         );
+    }
+    if format == Format::Libsvm {
+        if args.input.target.is_some() {
+            missing.push(crate::fit::LIBSVM_NO_TARGET);
+        }
+        if args.input.positive.is_some() || args.input.negative.is_some() {
+            missing.push(crate::fit::LIBSVM_NO_CLASS_NAMES);
+        }
+        if args.input.n_features.is_none() {
+            missing.push(crate::fit::NEEDS_N_FEATURES);
+        }
+    }
+    match missing.as_slice() {
+        [] => {}
+        [one] => bail!("{one}"),
+        many => bail!(
+            "{} things to fix in the flags of this fit:\n{}",
+            many.len(),
+            many.iter()
+                .enumerate()
+                .map(|(k, m)| format!("  {}. {m}", k + 1))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
     }
     if let Some(BoundArg::Value(b)) = args.feature_bound {
         // 1e150: the pipeline's limit, so that b^2 and the folded coefficients stay finite.
