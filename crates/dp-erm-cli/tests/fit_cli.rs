@@ -4,7 +4,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{dp_erm, field, output, scratch};
+use common::{dp_erm, field, output, scratch, PRIVATE_LOGISTIC_FIT};
 
 /// A separable-ish two-class CSV with named classes, features in [-1, 1].
 fn write_csv(dir: &std::path::Path, n: usize, with_labels: bool) -> PathBuf {
@@ -821,89 +821,35 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
         assert_eq!(plan_s, plan_l, "{algorithm}: the plans differ");
         assert_eq!(g_s, g_l, "{algorithm}: the guarantees differ");
     }
+    // The refused fits below: `fit --data FILE EXTRA... --loss logistic --algorithm dp-cd
+    // --epsilon 1 --delta 1e-6 --model-out refused.json` fails, writes no model and
+    // returns its error.
+    let refused_out = dir.join("refused.json");
+    let refused = |data: &std::path::Path, extra: &[&str]| {
+        let mut args = vec!["fit", "--data", data.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&PRIVATE_LOGISTIC_FIT);
+        args.extend_from_slice(&["--model-out", refused_out.to_str().unwrap()]);
+        let (ok, _, err) = output(dp_erm().args(&args));
+        assert!(!ok, "{args:?} was not refused");
+        assert!(!refused_out.exists());
+        err
+    };
     // Without --n-features a LIBSVM fit is refused, saying why.
-    let (ok, _, err) = output(dp_erm().args([
-        "fit",
-        "--data",
-        large.to_str().unwrap(),
-        "--loss",
-        "logistic",
-        "--algorithm",
-        "dp-cd",
-        "--epsilon",
-        "1",
-        "--delta",
-        "1e-6",
-        "--feature-bound",
-        "1",
-        "--model-out",
-        dir.join("refused.json").to_str().unwrap(),
-    ]));
-    assert!(!ok);
+    let err = refused(&large, &["--feature-bound", "1"]);
     assert!(err.contains("LIBSVM input needs --n-features P"), "{err}");
-    assert!(!dir.join("refused.json").exists());
     // Without the bound either, both missing flags are named in one error.
-    let (ok, _, err) = output(dp_erm().args([
-        "fit",
-        "--data",
-        large.to_str().unwrap(),
-        "--loss",
-        "logistic",
-        "--algorithm",
-        "dp-cd",
-        "--epsilon",
-        "1",
-        "--delta",
-        "1e-6",
-        "--model-out",
-        dir.join("refused.json").to_str().unwrap(),
-    ]));
-    assert!(!ok);
+    let err = refused(&large, &[]);
     assert!(err.contains("2 things to fix in the flags"), "{err}");
     assert!(err.contains("--feature-bound B"), "{err}");
     assert!(err.contains("LIBSVM input needs --n-features P"), "{err}");
-    assert!(!dir.join("refused.json").exists());
     // A file whose format its name does not tell: the error says what LIBSVM also needs.
     let bare = dir.join("bare_name");
     std::fs::copy(&large, &bare).unwrap();
-    let (ok, _, err) = output(dp_erm().args([
-        "fit",
-        "--data",
-        bare.to_str().unwrap(),
-        "--loss",
-        "logistic",
-        "--algorithm",
-        "dp-cd",
-        "--epsilon",
-        "1",
-        "--delta",
-        "1e-6",
-        "--model-out",
-        dir.join("refused.json").to_str().unwrap(),
-    ]));
-    assert!(!ok);
+    let err = refused(&bare, &[]);
     assert!(err.contains("--format libsvm with --n-features P"), "{err}");
     // An index above the declared count is refused naming the file, line and index.
-    let (ok, _, err) = output(dp_erm().args([
-        "fit",
-        "--data",
-        large.to_str().unwrap(),
-        "--n-features",
-        "5",
-        "--loss",
-        "logistic",
-        "--algorithm",
-        "dp-cd",
-        "--epsilon",
-        "1",
-        "--delta",
-        "1e-6",
-        "--feature-bound",
-        "1",
-        "--model-out",
-        dir.join("refused.json").to_str().unwrap(),
-    ]));
-    assert!(!ok);
+    let err = refused(&large, &["--n-features", "5", "--feature-bound", "1"]);
     assert!(
         err.contains("large.svm")
             && err.contains("line 1")
@@ -912,32 +858,21 @@ fn libsvm_plan_and_shape_do_not_depend_on_the_largest_index_present() {
     );
     // CSV columns come from the header (a public schema): the flag is refused there.
     let csv = write_csv(&dir, 50, true);
-    let (ok, _, err) = output(dp_erm().args([
-        "fit",
-        "--data",
-        csv.to_str().unwrap(),
-        "--n-features",
-        "3",
-        "--target",
-        "label",
-        "--positive",
-        "yes",
-        "--negative",
-        "no",
-        "--loss",
-        "logistic",
-        "--algorithm",
-        "dp-cd",
-        "--epsilon",
-        "1",
-        "--delta",
-        "1e-6",
-        "--feature-bound",
-        "1",
-        "--model-out",
-        dir.join("refused.json").to_str().unwrap(),
-    ]));
-    assert!(!ok);
+    let err = refused(
+        &csv,
+        &[
+            "--n-features",
+            "3",
+            "--target",
+            "label",
+            "--positive",
+            "yes",
+            "--negative",
+            "no",
+            "--feature-bound",
+            "1",
+        ],
+    );
     assert!(err.contains("applies to LIBSVM files only"), "{err}");
 }
 

@@ -7,6 +7,19 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The flags of a private logistic DP-CD fit at epsilon 1, delta 1e-6 (no data, bound
+/// or output named), for tests that vary the rest.
+pub const PRIVATE_LOGISTIC_FIT: [&str; 8] = [
+    "--loss",
+    "logistic",
+    "--algorithm",
+    "dp-cd",
+    "--epsilon",
+    "1",
+    "--delta",
+    "1e-6",
+];
+
 /// The built `dp-erm` binary, ready for arguments.
 pub fn dp_erm() -> Command {
     Command::new(env!("CARGO_BIN_EXE_dp-erm"))
