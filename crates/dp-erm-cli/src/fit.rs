@@ -355,14 +355,6 @@ pub(crate) const NEEDS_N_FEATURES: &str = "LIBSVM input needs --n-features P, th
     from the largest index in the file would reveal whether the one record holding that \
     index is in the data";
 
-/// `--target` given with LIBSVM input.
-pub(crate) const LIBSVM_NO_TARGET: &str =
-    "--target applies to CSV files only (LIBSVM labels come first on each line)";
-
-/// `--positive` / `--negative` given with LIBSVM input.
-pub(crate) const LIBSVM_NO_CLASS_NAMES: &str = "--positive / --negative apply to CSV files \
-    only: LIBSVM labels are the numbers written (+1 / -1 for classification)";
-
 /// A loaded file: dense with feature names, or sparse.
 enum Data {
     Dense(Dataset<DenseDesign>, Vec<String>, String),
@@ -372,7 +364,8 @@ enum Data {
 /// Loads the training file. Every value of it that shapes the release plan is public:
 /// a CSV's columns are its header row (a public schema: the header is not a record), a
 /// LIBSVM file's width is the declared `--n-features` (never the largest index present,
-/// which one record can move: docs/privacy/threat-model.md).
+/// which one record can move: docs/privacy/threat-model.md). The flags that do not
+/// apply to the format were refused before (`pipeline_path::check_args`).
 fn load(
     path: &Path,
     format: Format,
@@ -382,12 +375,6 @@ fn load(
 ) -> Result<Data> {
     match format {
         Format::Csv => {
-            if let Some(p) = n_features {
-                bail!(
-                    "--n-features {p} applies to LIBSVM files only: a CSV file's features are \
-                     the columns of its header row (a public schema)"
-                );
-            }
             let opts = CsvOptions {
                 target: Target::parse(target.as_deref()),
                 labels: LabelMap::from_pair(labels),
@@ -397,12 +384,6 @@ fn load(
             Ok(Data::Dense(csv.dataset, csv.feature_names, csv.target_name))
         }
         Format::Libsvm => {
-            if target.is_some() {
-                bail!("{LIBSVM_NO_TARGET}");
-            }
-            if labels.is_some() {
-                bail!("{LIBSVM_NO_CLASS_NAMES}");
-            }
             let Some(p) = n_features else {
                 bail!("{NEEDS_N_FEATURES}");
             };

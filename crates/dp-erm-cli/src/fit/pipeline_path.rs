@@ -143,7 +143,7 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
     let dual = matches!(args.algorithm, Algorithm::DpScd | Algorithm::Sdca);
     // What is missing or misplaced is listed at once, so that a new user does not meet
     // one problem per run.
-    let mut missing: Vec<&str> = Vec::new();
+    let mut missing: Vec<String> = Vec::new();
     if private
         && !dual
         && args.feature_bound.is_none()
@@ -154,19 +154,35 @@ fn check_args(args: &FitArgs, format: Format) -> Result<()> {
             "the step sizes need smoothness constants: declare a public bound with \
              --feature-bound B (|x_ij| <= B, chosen without looking at the data), estimate \
              per-column ranges privately with --feature-bound auto, or accept ranges \
-             computed from the data without privacy with --non-private-constants-from-data",
+             computed from the data without privacy with --non-private-constants-from-data"
+                .into(),
         );
     }
-    if format == Format::Libsvm {
-        if args.input.target.is_some() {
-            missing.push(crate::fit::LIBSVM_NO_TARGET);
+    match (format, args.input.n_features) {
+        (Format::Csv, Some(p)) => missing.push(format!(
+            "--n-features {p} applies to LIBSVM files only: a CSV file's features are the \
+             columns of its header row (a public schema)"
+        )),
+        (Format::Libsvm, n_features) => {
+            if args.input.target.is_some() {
+                missing.push(
+                    "--target applies to CSV files only (LIBSVM labels come first on each \
+                     line)"
+                        .into(),
+                );
+            }
+            if args.input.positive.is_some() || args.input.negative.is_some() {
+                missing.push(
+                    "--positive / --negative apply to CSV files only: LIBSVM labels are the \
+                     numbers written (+1 / -1 for classification)"
+                        .into(),
+                );
+            }
+            if n_features.is_none() {
+                missing.push(crate::fit::NEEDS_N_FEATURES.into());
+            }
         }
-        if args.input.positive.is_some() || args.input.negative.is_some() {
-            missing.push(crate::fit::LIBSVM_NO_CLASS_NAMES);
-        }
-        if args.input.n_features.is_none() {
-            missing.push(crate::fit::NEEDS_N_FEATURES);
-        }
+        (Format::Csv, None) => {}
     }
     match missing.as_slice() {
         [] => {}
