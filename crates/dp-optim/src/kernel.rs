@@ -7,7 +7,7 @@
 
 use crate::error::Result;
 use crate::support::RowSupport;
-use dp_models::simd::margin::{release_clip, MarginKernel};
+use dp_models::simd::margin::{clip_below, clip_factor, MarginKernel};
 use dp_models::{ClipValues, DenseDesign, Design, Loss, SparseDesign};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -621,6 +621,8 @@ pub(crate) struct Folded {
     cols: Vec<f32>,
     n: usize,
     kernel: MarginKernel,
+    /// `kappa(n)` of the clipping allowance ([`clip_factor`]), fixed for the run.
+    clip_factor: f64,
 }
 
 impl Folded {
@@ -636,7 +638,12 @@ impl Folded {
                 }
             });
         }
-        Self { cols, n, kernel }
+        Self {
+            cols,
+            n,
+            kernel,
+            clip_factor: clip_factor(n),
+        }
     }
 
     fn col(&self, j: usize) -> &[f32] {
@@ -696,8 +703,9 @@ impl Half for MarginRows<'_> {
         let f = self.folded;
         let rows = self.start..self.start + self.m.len();
         // The clipping that keeps the mixed-precision sum's sensitivity at `2 C_j`
-        // (`dp_models::simd::margin`, the proof there): fixed by `C_j` and the public n.
-        let c = release_clip(clip.unwrap_or(f64::INFINITY), f.n);
+        // (`release_clip(C_j, n)`, the proof in `dp_models::simd::margin`): fixed by
+        // `C_j` and the public n.
+        let c = clip_below(clip.unwrap_or(f64::INFINITY), f.clip_factor);
         let update = update.map(|(k, a)| (&f.col(k)[rows.clone()], a as f32));
         (f.kernel)(update, &f.col(j)[rows], self.m, c)
     }
@@ -1061,7 +1069,7 @@ mod tests {
     /// whole column.
     #[test]
     fn the_margin_sweep_is_its_pieces_bit_for_bit() {
-        use dp_models::simd::margin::logistic_step;
+        use dp_models::simd::margin::{logistic_step, release_clip};
         let (d, z0, y) = sweep_fixture(0.41);
         let (n, p) = (d.n_samples(), d.n_features());
         let folded = Folded::new(&d, &y, logistic_step);

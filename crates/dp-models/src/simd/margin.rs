@@ -263,10 +263,17 @@ pub fn clip_factor(n: usize) -> f64 {
 /// stays `+inf` (no clipping); `0` when `kappa(n)` is infinite (`n` beyond any real
 /// dataset).
 pub fn release_clip(threshold: f64, n: usize) -> f32 {
+    clip_below(threshold, clip_factor(n))
+}
+
+/// [`release_clip`] with `kappa(n)` computed once by the caller ([`clip_factor`]): the
+/// largest `f32` at most `threshold / factor` (`+inf` stays `+inf`). A sweep calls it
+/// once per step with its run's factor.
+pub fn clip_below(threshold: f64, factor: f64) -> f32 {
     if threshold == f64::INFINITY {
         return f32::INFINITY;
     }
-    let target = threshold / clip_factor(n);
+    let target = threshold / factor;
     let c = target as f32;
     if f64::from(c) > target {
         c.next_down()
