@@ -351,9 +351,7 @@ fn transpose_src_rows(src: &[f64], c: usize, i0: usize, segs: &mut [&mut [f64]])
 /// Rows `j0..` of `dst` (`dst.len() / r` of them) of [`transpose_into`], split in two
 /// halves run through `rayon::join` while large.
 fn transpose_rows_of_dst(src: &[f64], r: usize, c: usize, j0: usize, dst: &mut [f64]) {
-    if r == 0 {
-        return;
-    }
+    // r > 0: `transpose_checked` returns early for an empty matrix.
     let rows = dst.len() / r;
     if rows >= 2 && dst.len() >= PAR_MIN_VALUES {
         let h = rows / 2;
