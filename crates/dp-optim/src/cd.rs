@@ -25,7 +25,7 @@ use crate::schedule::{CoordinateSelector, LOOKAHEAD};
 use crate::solver::{check_finite, Solver, Streams};
 use dp_models::simd::margin::MarginKernel;
 use dp_models::simd::rows::prefetch;
-use dp_models::{Dataset, Loss, Penalty};
+use dp_models::{Dataset, Design, Loss, Penalty};
 use rand::{Rng, RngCore};
 
 /// What one coordinate-descent run needs besides its state.
@@ -179,6 +179,17 @@ where
         z.iter_mut().zip(prob.y).for_each(|(zi, &yi)| *zi += yi);
     }
     zero_steps
+}
+
+/// The predictor `z = X w` a run starts from: no pass over the data for the default
+/// `w = 0`, whose predictor is 0 (a product's -0 and this +0 give the kernels the same
+/// sums and updates).
+pub(crate) fn predictor<D: Design>(x: &D, w: &[f64]) -> Vec<f64> {
+    let mut z = vec![0.0; x.n_samples()];
+    if w.iter().any(|&v| v != 0.0) {
+        x.matvec(w, &mut z);
+    }
+    z
 }
 
 /// Validates a coordinate-smoothness vector for a `p`-feature problem.
@@ -383,12 +394,7 @@ impl<D: ColumnKernels, L: Loss, P: Penalty> Solver<D> for Cd<L, P> {
         let steps: Vec<f64> = m.iter().map(|mj| self.step_scale / mj).collect();
         let schedule = Schedule::new(self.averaging, self.passes, p)?;
         let mut w = self.w0.clone().unwrap_or_else(|| vec![0.0; p]);
-        let mut z = vec![0.0; data.n_samples()];
-        // z = X w: already 0 for the default w = 0 (a pass over the data saved; a
-        // product's -0 and this +0 give the kernels the same sums and updates).
-        if w.iter().any(|&v| v != 0.0) {
-            data.x().matvec(&w, &mut z);
-        }
+        let mut z = predictor(data.x(), &w);
         let prob = CdProblem {
             x: data.x(),
             y: data.y(),

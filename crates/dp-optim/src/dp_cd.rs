@@ -6,7 +6,7 @@
 //! thresholds, sensitivities and noise), charges it to a ledger and spends exactly it.
 //! See `docs/privacy/dp-cd.md` for the derivation.
 
-use crate::cd::{check_problem, check_smoothness, run_cd, CdProblem};
+use crate::cd::{check_problem, check_smoothness, predictor, run_cd, CdProblem};
 use crate::constants::{gaussian_smoothness_multiplier, resolve_private_any, ResolvedSmoothness};
 use crate::driver::{calibrate_over, Declared, Model, PrivateFit, Proof, Report, Split};
 use crate::error::{positive, positive_count, OptimError, Result};
@@ -1011,12 +1011,7 @@ impl<L: Loss, P: Penalty> DpCd<L, P> {
             .collect::<std::result::Result<Vec<_>, _>>()?;
 
         // 3. Algorithm 1.
-        let mut z = vec![0.0; n];
-        // z = X w: already 0 for the default w = 0 (a pass over the data saved; a
-        // product's -0 and this +0 give the kernels the same sums and updates).
-        if w.iter().any(|&v| v != 0.0) {
-            data.x().matvec(&w, &mut z);
-        }
+        let mut z = predictor(data.x(), &w);
         let prob = CdProblem {
             x: data.x(),
             y: data.y(),
